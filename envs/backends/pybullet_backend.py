@@ -1,0 +1,475 @@
+"""PyBullet implementation of :class:`~simjudge.envs.backends.base.Backend`.
+
+The only module in simjudge that imports ``pybullet``. Each instance owns one
+physics client in DIRECT mode, and every call passes ``physicsClientId``, so any
+number of simulations can live in one process. Rendering uses the CPU
+``ER_TINY_RENDERER``: headless, no GPU, no display.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .base import (
+    BASE_LINK,
+    BackendError,
+    CameraSpec,
+    CollisionShape,
+    Contact,
+    JointInfo,
+    RenderResult,
+)
+
+__all__ = ["PyBulletBackend"]
+
+_JOINT_TYPES = {0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "fixed"}
+_SHAPE_KINDS = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule"}
+
+
+def _import_pybullet():
+    try:
+        import pybullet
+        import pybullet_data
+    except ImportError as exc:  # pragma: no cover - pybullet is a core dependency
+        raise BackendError(
+            "pybullet is not installed; install simjudge's core dependencies with "
+            "`pip install simjudge` (or `pip install pybullet`)."
+        ) from exc
+    return pybullet, pybullet_data
+
+
+class PyBulletBackend:
+    """A headless PyBullet world.
+
+    :param timestep: Physics timestep in seconds (100 Hz by default, as RoboGen).
+    :param gravity: Gravity along z.
+    :param solver_iterations: Constraint solver iterations per step.
+    """
+
+    def __init__(
+        self, timestep: float = 0.01, gravity: float = -9.81, solver_iterations: int = 50
+    ) -> None:
+        self._p, pybullet_data = _import_pybullet()
+        self.timestep = float(timestep)
+        self._gravity = float(gravity)
+        self._solver_iterations = int(solver_iterations)
+        self._client = self._p.connect(self._p.DIRECT)
+        if self._client < 0:
+            raise BackendError("could not start a PyBullet DIRECT client")
+        self._p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._client)
+        self._joint_cache: dict[int, list[JointInfo]] = {}
+        self._configure()
+
+    # lifecycle -----------------------------------------------------------------
+    def _configure(self) -> None:
+        p, c = self._p, self._client
+        p.setGravity(0.0, 0.0, self._gravity, physicsClientId=c)
+        p.setPhysicsEngineParameter(
+            fixedTimeStep=self.timestep,
+            numSolverIterations=self._solver_iterations,
+            deterministicOverlappingPairs=1,
+            physicsClientId=c,
+        )
+
+    def reset_world(self) -> None:
+        """Remove every body and constraint; restore gravity and timestep."""
+        self._p.resetSimulation(physicsClientId=self._client)
+        self._joint_cache.clear()
+        self._configure()
+
+    def close(self) -> None:
+        """Disconnect the client (idempotent)."""
+        if self._client is not None and self._client >= 0:
+            try:
+                self._p.disconnect(physicsClientId=self._client)
+            except Exception:  # noqa: BLE001 - already disconnected
+                pass
+            self._client = -1
+
+    def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    @property
+    def data_path(self) -> str:
+        """The ``pybullet_data`` directory (robots and meshes shipped with pybullet)."""
+        import pybullet_data
+
+        return pybullet_data.getDataPath()
+
+    # loading -------------------------------------------------------------------
+    def load_urdf(
+        self,
+        path: str | Path,
+        position=(0.0, 0.0, 0.0),
+        orientation=(0.0, 0.0, 0.0, 1.0),
+        fixed_base: bool = False,
+        scale: float = 1.0,
+    ) -> int:
+        """Load a URDF file; self-collision is enabled for non-adjacent links."""
+        p = self._p
+        flags = p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT | p.URDF_USE_INERTIA_FROM_FILE
+        try:
+            body = p.loadURDF(
+                str(path),
+                basePosition=list(map(float, position)),
+                baseOrientation=list(map(float, orientation)),
+                useFixedBase=bool(fixed_base),
+                globalScaling=float(scale),
+                flags=flags,
+                physicsClientId=self._client,
+            )
+        except p.error as exc:
+            raise BackendError(f"cannot load URDF {path}: {exc}") from exc
+        return int(body)
+
+    def add_box(self, half_extents, position, mass: float = 0.0, rgba=(0.6, 0.6, 0.6, 1.0)) -> int:
+        """Add a box body; ``mass=0`` makes it static."""
+        p, c = self._p, self._client
+        col = p.createCollisionShape(p.GEOM_BOX, halfExtents=list(half_extents), physicsClientId=c)
+        vis = p.createVisualShape(
+            p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
+        )
+        return int(
+            p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c)
+        )
+
+    def body_handles(self) -> list[int]:
+        """Handles of all bodies in the world."""
+        p, c = self._p, self._client
+        return [p.getBodyUniqueId(i, physicsClientId=c) for i in range(p.getNumBodies(physicsClientId=c))]
+
+    def joint_infos(self, body: int) -> list[JointInfo]:
+        """Static joint descriptions (cached per body)."""
+        cached = self._joint_cache.get(body)
+        if cached is not None:
+            return cached
+        p, c = self._p, self._client
+        infos = []
+        for j in range(p.getNumJoints(body, physicsClientId=c)):
+            raw = p.getJointInfo(body, j, physicsClientId=c)
+            infos.append(
+                JointInfo(
+                    index=j,
+                    name=raw[1].decode(),
+                    type=_JOINT_TYPES[raw[2]],
+                    link_name=raw[12].decode(),
+                    parent_index=int(raw[16]),
+                    lower=float(raw[8]),
+                    upper=float(raw[9]),
+                    max_force=float(raw[10]),
+                    max_velocity=float(raw[11]),
+                    damping=float(raw[6]),
+                    friction=float(raw[7]),
+                    axis=tuple(float(x) for x in raw[13]),
+                )
+            )
+        self._joint_cache[body] = infos
+        return infos
+
+    def base_name(self, body: int) -> str:
+        """Name of the body's base link."""
+        return self._p.getBodyInfo(body, physicsClientId=self._client)[0].decode()
+
+    # state ---------------------------------------------------------------------
+    def get_base_pose(self, body: int) -> tuple[np.ndarray, np.ndarray]:
+        """World position and orientation of the base."""
+        pos, orn = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
+        return np.asarray(pos, dtype=np.float64), np.asarray(orn, dtype=np.float64)
+
+    def set_base_pose(self, body: int, position, orientation) -> None:
+        """Teleport the base and zero its velocity."""
+        p, c = self._p, self._client
+        p.resetBasePositionAndOrientation(body, list(position), list(orientation), physicsClientId=c)
+        p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=c)
+
+    def get_base_velocity(self, body: int) -> tuple[np.ndarray, np.ndarray]:
+        """Linear and angular base velocity."""
+        lin, ang = self._p.getBaseVelocity(body, physicsClientId=self._client)
+        return np.asarray(lin, dtype=np.float64), np.asarray(ang, dtype=np.float64)
+
+    def get_joint_states(self, body: int, joints: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and velocities of the given joints."""
+        if not joints:
+            return np.zeros(0), np.zeros(0)
+        states = self._p.getJointStates(body, joints, physicsClientId=self._client)
+        pos = np.fromiter((s[0] for s in states), dtype=np.float64, count=len(joints))
+        vel = np.fromiter((s[1] for s in states), dtype=np.float64, count=len(joints))
+        return pos, vel
+
+    def reset_joint_states(self, body: int, joints: list[int], positions, velocities=None) -> None:
+        """Teleport joints."""
+        p, c = self._p, self._client
+        velocities = np.zeros(len(joints)) if velocities is None else velocities
+        for j, q, v in zip(joints, positions, velocities, strict=True):
+            p.resetJointState(body, j, float(q), float(v), physicsClientId=c)
+
+    def get_link_poses(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """World poses of link frames (``-1`` = base)."""
+        p, c = self._p, self._client
+        positions = np.zeros((len(links), 3))
+        orientations = np.zeros((len(links), 4))
+        child_links = [link for link in links if link != BASE_LINK]
+        states = (
+            p.getLinkStates(body, child_links, computeForwardKinematics=1, physicsClientId=c)
+            if child_links
+            else []
+        )
+        it = iter(states)
+        for i, link in enumerate(links):
+            if link == BASE_LINK:
+                pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
+            else:
+                state = next(it)
+                pos, orn = state[4], state[5]
+            positions[i] = pos
+            orientations[i] = orn
+        return positions, orientations
+
+    def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """AABB of one link, or the union over all links of the body."""
+        p, c = self._p, self._client
+        if link is not None:
+            lo, hi = p.getAABB(body, link, physicsClientId=c)
+            return np.asarray(lo), np.asarray(hi)
+        lows, highs = [], []
+        for i in range(-1, p.getNumJoints(body, physicsClientId=c)):
+            lo, hi = p.getAABB(body, i, physicsClientId=c)
+            if np.all(np.asarray(hi) >= np.asarray(lo)):
+                lows.append(lo)
+                highs.append(hi)
+        return np.min(np.asarray(lows), axis=0), np.max(np.asarray(highs), axis=0)
+
+    def set_joint_position_targets(
+        self, body: int, joints: list[int], positions, forces, position_gain: float = 0.3
+    ) -> None:
+        """Position control with bounded force."""
+        p = self._p
+        p.setJointMotorControlArray(
+            body,
+            joints,
+            p.POSITION_CONTROL,
+            targetPositions=[float(q) for q in positions],
+            forces=[float(f) for f in forces],
+            positionGains=[position_gain] * len(joints),
+            physicsClientId=self._client,
+        )
+
+    def set_joint_friction(self, body: int, joints: list[int], forces) -> None:
+        """Zero-velocity motors with bounded force behave like joint friction."""
+        p = self._p
+        p.setJointMotorControlArray(
+            body,
+            joints,
+            p.VELOCITY_CONTROL,
+            targetVelocities=[0.0] * len(joints),
+            forces=[float(f) for f in forces],
+            physicsClientId=self._client,
+        )
+
+    def set_dynamics(
+        self,
+        body: int,
+        link: int,
+        lateral_friction: float | None = None,
+        joint_damping: float | None = None,
+        linear_damping: float | None = None,
+        angular_damping: float | None = None,
+    ) -> None:
+        """Change contact and damping parameters of one link."""
+        kwargs = {}
+        if lateral_friction is not None:
+            kwargs["lateralFriction"] = lateral_friction
+        if joint_damping is not None:
+            kwargs["jointDamping"] = joint_damping
+        if linear_damping is not None:
+            kwargs["linearDamping"] = linear_damping
+        if angular_damping is not None:
+            kwargs["angularDamping"] = angular_damping
+        if kwargs:
+            self._p.changeDynamics(body, link, physicsClientId=self._client, **kwargs)
+
+    def step(self, n: int = 1) -> None:
+        """Advance physics ``n`` timesteps."""
+        p, c = self._p, self._client
+        for _ in range(n):
+            p.stepSimulation(physicsClientId=c)
+
+    # contacts and queries ---------------------------------------------------------
+    @staticmethod
+    def _contact(raw) -> Contact:
+        return Contact(
+            body_a=raw[1],
+            body_b=raw[2],
+            link_a=raw[3],
+            link_b=raw[4],
+            position_a=np.asarray(raw[5]),
+            position_b=np.asarray(raw[6]),
+            normal_b_to_a=np.asarray(raw[7]),
+            distance=float(raw[8]),
+            normal_force=float(raw[9]),
+        )
+
+    def contacts(self, body_a: int, body_b: int | None = None, link_a: int | None = None):
+        """Contacts from the last step involving ``body_a``."""
+        kwargs = {"bodyA": body_a, "physicsClientId": self._client}
+        if body_b is not None:
+            kwargs["bodyB"] = body_b
+        if link_a is not None:
+            kwargs["linkIndexA"] = link_a
+        return [self._contact(raw) for raw in self._p.getContactPoints(**kwargs)]
+
+    def closest_points(self, body_a: int, body_b: int, max_distance: float, link_a=None, link_b=None):
+        """Point pairs closer than ``max_distance``, computed now."""
+        kwargs = {
+            "bodyA": body_a,
+            "bodyB": body_b,
+            "distance": float(max_distance),
+            "physicsClientId": self._client,
+        }
+        if link_a is not None:
+            kwargs["linkIndexA"] = link_a
+        if link_b is not None:
+            kwargs["linkIndexB"] = link_b
+        return [self._contact(raw) for raw in self._p.getClosestPoints(**kwargs)]
+
+    def update_collisions(self) -> None:
+        """Refresh broad-phase AABBs after teleporting."""
+        self._p.performCollisionDetection(physicsClientId=self._client)
+
+    def create_fixed_constraint(
+        self, parent_body: int, parent_link: int, child_body: int, child_link: int, max_force=500.0
+    ) -> int:
+        """Weld two links in their current relative pose."""
+        p, c = self._p, self._client
+        parent_pos, parent_orn = self.get_link_poses(parent_body, [parent_link])
+        child_pos, child_orn = self.get_link_poses(child_body, [child_link])
+        pp, po, cp, co = parent_pos[0], parent_orn[0], child_pos[0], child_orn[0]
+        inv_pp, inv_po = p.invertTransform(pp.tolist(), po.tolist())
+        rel_pos, rel_orn = p.multiplyTransforms(inv_pp, inv_po, cp.tolist(), co.tolist())
+        cid = p.createConstraint(
+            parent_body,
+            parent_link,
+            child_body,
+            child_link,
+            p.JOINT_FIXED,
+            [0, 0, 0],
+            parentFramePosition=rel_pos,
+            childFramePosition=[0, 0, 0],
+            parentFrameOrientation=rel_orn,
+            childFrameOrientation=[0, 0, 0, 1],
+            physicsClientId=c,
+        )
+        p.changeConstraint(cid, maxForce=float(max_force), physicsClientId=c)
+        return int(cid)
+
+    def remove_constraint(self, constraint: int) -> None:
+        """Remove a constraint."""
+        self._p.removeConstraint(constraint, physicsClientId=self._client)
+
+    def set_collision_between(self, body_a: int, link_a: int, body_b: int, link_b: int, enabled: bool) -> None:
+        """Enable or disable collision between two links."""
+        self._p.setCollisionFilterPair(
+            body_a, body_b, link_a, link_b, int(enabled), physicsClientId=self._client
+        )
+
+    def inverse_kinematics(
+        self,
+        body: int,
+        link: int,
+        position,
+        orientation,
+        lower,
+        upper,
+        rest,
+        max_iterations: int = 20,
+        threshold: float = 1e-4,
+    ) -> np.ndarray:
+        """Damped-least-squares IK with null-space bias towards ``rest``."""
+        kwargs = {
+            "lowerLimits": list(lower),
+            "upperLimits": list(upper),
+            "jointRanges": [float(h - lo) for lo, h in zip(lower, upper, strict=True)],
+            "restPoses": list(rest),
+            "maxNumIterations": int(max_iterations),
+            "residualThreshold": float(threshold),
+            "physicsClientId": self._client,
+        }
+        if orientation is not None:
+            kwargs["targetOrientation"] = list(orientation)
+        q = self._p.calculateInverseKinematics(body, link, list(position), **kwargs)
+        return np.asarray(q, dtype=np.float64)
+
+    def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
+        """Primitive collision shapes of a link in world coordinates."""
+        p, c = self._p, self._client
+        link_pos, link_orn = self.get_link_poses(body, [link])
+        if link == BASE_LINK:
+            # Base collision frames are relative to the inertial frame: undo it.
+            dyn = p.getDynamicsInfo(body, -1, physicsClientId=c)
+            inv_pos, inv_orn = p.invertTransform(dyn[3], dyn[4])
+            frame = p.multiplyTransforms(link_pos[0].tolist(), link_orn[0].tolist(), inv_pos, inv_orn)
+        else:
+            frame = (link_pos[0].tolist(), link_orn[0].tolist())
+        shapes = []
+        for raw in p.getCollisionShapeData(body, link, physicsClientId=c):
+            kind = _SHAPE_KINDS.get(raw[2], "unknown")
+            dims = tuple(float(x) for x in raw[3])
+            if kind == "box":
+                dims = tuple(d / 2.0 for d in dims)
+            elif kind in ("cylinder", "capsule"):
+                dims = (dims[1], dims[0])
+            elif kind == "sphere":
+                dims = (dims[0],)
+            pos, orn = p.multiplyTransforms(frame[0], frame[1], raw[5], raw[6])
+            shapes.append(CollisionShape(kind, dims, np.asarray(pos), np.asarray(orn)))
+        return shapes
+
+    # snapshots ---------------------------------------------------------------------
+    def save_state(self) -> int:
+        """In-memory snapshot (includes contact warm-start data)."""
+        return int(self._p.saveState(physicsClientId=self._client))
+
+    def restore_state(self, state: int) -> None:
+        """Restore a snapshot of this client."""
+        try:
+            self._p.restoreState(stateId=state, physicsClientId=self._client)
+        except self._p.error as exc:
+            raise BackendError(f"cannot restore state {state}: {exc}") from exc
+
+    def remove_state(self, state: int) -> None:
+        """Forget a snapshot."""
+        self._p.removeState(state, physicsClientId=self._client)
+
+    # rendering ------------------------------------------------------------------------
+    def render(self, camera: CameraSpec, depth: bool = False) -> RenderResult:
+        """Render with the CPU tiny renderer."""
+        p, c = self._p, self._client
+        view = p.computeViewMatrix(camera.eye, camera.target, camera.up, physicsClientId=c)
+        aspect = camera.width / camera.height
+        proj = p.computeProjectionMatrixFOV(
+            camera.fov, aspect, camera.near, camera.far, physicsClientId=c
+        )
+        flags = 0 if depth else p.ER_NO_SEGMENTATION_MASK
+        _, _, rgba, zbuf, seg = p.getCameraImage(
+            camera.width,
+            camera.height,
+            view,
+            proj,
+            renderer=p.ER_TINY_RENDERER,
+            flags=flags,
+            physicsClientId=c,
+        )
+        rgb = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)[..., :3]
+        result = RenderResult(rgb=np.ascontiguousarray(rgb), depth=np.zeros((0, 0), np.float32))
+        if depth:
+            z = np.asarray(zbuf, dtype=np.float32).reshape(camera.height, camera.width)
+            near, far = camera.near, camera.far
+            result.depth = (far * near / (far - (far - near) * z)).astype(np.float32)
+            seg_arr = np.asarray(seg, dtype=np.int32).reshape(camera.height, camera.width)
+            result.segmentation = seg_arr
+        return result

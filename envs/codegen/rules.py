@@ -1,0 +1,516 @@
+"""The AST visitor behind :func:`~simjudge.envs.codegen.checker.check_source`.
+
+It checks nodes against an allowlist of syntax, resolves every name and call
+against the namespace that generated code will actually see, validates attributes
+and records the user-function call graph so that recursion can be rejected.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Literal
+
+from . import policy
+from .errors import CodeResourceError, DisallowedCodeError, GeneratedCodeError, Issue
+
+__all__ = ["KINDS", "Kind", "NodeRules"]
+
+Kind = Literal["reward", "success", "primitive"]
+KINDS: tuple[str, ...] = ("reward", "success", "primitive")
+
+_ALLOWED_NODES = (
+    ast.Module, ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
+    ast.For, ast.While, ast.If, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Delete,
+    ast.Assert, ast.BoolOp, ast.NamedExpr, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Dict,
+    ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare,
+    ast.Call, ast.FormattedValue, ast.JoinedStr, ast.Constant, ast.Attribute,
+    ast.Subscript, ast.Starred, ast.Name, ast.List, ast.Tuple, ast.Slice,
+    ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.comprehension,
+    ast.arguments, ast.arg, ast.keyword,
+)  # fmt: skip
+
+_IMPORT_MSG = (
+    "imports are not allowed; numpy is pre-bound as `np`, math as `math`, and the state "
+    "API functions are available without importing"
+)
+_NODE_MESSAGES: dict[type, str] = {
+    ast.Import: _IMPORT_MSG,
+    ast.ImportFrom: _IMPORT_MSG,
+    ast.Lambda: "lambda expressions are not allowed; define a helper function at the top level",
+    ast.ClassDef: "class definitions are not allowed; write plain top-level functions",
+    ast.With: "`with` blocks are not allowed",
+    ast.AsyncWith: "`async with` is not allowed",
+    ast.Try: "try/except is not allowed: errors must surface so that they can be reported; "
+    "check conditions with `if` instead",
+    ast.TryStar: "try/except* is not allowed; check conditions with `if` instead",
+    ast.Raise: "`raise` is not allowed; return a value (e.g. success = False) instead",
+    ast.Global: "`global` is not allowed; pass values as arguments and return results",
+    ast.Nonlocal: "`nonlocal` is not allowed; pass values as arguments and return results",
+    ast.Yield: "generators (`yield`) are not allowed; build and return a list",
+    ast.YieldFrom: "generators (`yield from`) are not allowed; build and return a list",
+    ast.Await: "async code (`await`) is not allowed",
+    ast.AsyncFunctionDef: "async functions are not allowed; use `def`",
+    ast.AsyncFor: "`async for` is not allowed",
+    ast.Match: "`match` statements are not allowed; use if/elif",
+}
+_SELF_MSG = (
+    "generated code may not access attributes or items of `self` ({what}); use the state "
+    "API functions, e.g. get_position(self, name)"
+)
+_SPEC_RE = re.compile(r"^[<>^=+\- #0,_]*\d{0,2}(\.\d{1,2})?[bcdeEfFgGnosxX%]?$")
+
+
+class NodeRules(ast.NodeVisitor):
+    """Collects :class:`Issue` objects for one parsed module (use :meth:`run`)."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        *,
+        api_names: frozenset[str],
+        primitive_names: frozenset[str],
+        allow_primitives: bool,
+        max_alloc_elements: int,
+        max_int_bits: int,
+    ) -> None:
+        self.tree = tree
+        self.api_names = api_names
+        self.primitive_names = primitive_names
+        self.allow_primitives = allow_primitives
+        self.max_alloc = max_alloc_elements
+        self.max_int_bits = max_int_bits
+        self.issues: list[Issue] = []
+        self.functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+        self.edges: dict[str, set[str]] = {name: set() for name in self.functions}
+        self.called_functions: set[str] = set()
+        self.api_used: set[str] = set()
+        self.primitives_used: set[str] = set()
+        module_stmts = [s for s in tree.body if not isinstance(s, ast.FunctionDef)]
+        self.module_bound = _bound_names(module_stmts) | set(self.functions)
+        self.fn: str | None = None
+        self.local: set[str] = set()
+
+    # -- driver -----------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Visit the whole module, then report recursion cycles."""
+        self.visit(self.tree)
+        self._report_cycles()
+
+    def add(
+        self,
+        node: ast.AST | None,
+        code: str,
+        message: str,
+        error_type: type[GeneratedCodeError] = DisallowedCodeError,
+    ) -> None:
+        """Record one error at ``node``'s position."""
+        line = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", None)
+        self.issues.append(Issue(line, col, code, message, error_type=error_type))
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """Reject any node type outside the allowlist, otherwise descend."""
+        if not isinstance(node, _ALLOWED_NODES):
+            message = _NODE_MESSAGES.get(
+                type(node), f"`{type(node).__name__}` syntax is not allowed in generated code"
+            )
+            self.add(node, "disallowed-syntax", message)
+            return
+        super().generic_visit(node)
+
+    # -- definitions ------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        """Allow top-level, undecorated functions; check names and defaults."""
+        if self.fn is not None:
+            self.add(
+                node,
+                "nested-function",
+                f"nested function '{node.name}' is not allowed; define helpers at the top level",
+            )
+            return
+        if node.decorator_list:
+            self.add(node, "decorator", "decorators are not allowed")
+        self._check_binding_name(node, node.name, "function name")
+        args = node.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        params += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for param in params:
+            if param.arg != "self":
+                self._check_binding_name(param, param.arg, "parameter name")
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+        self.fn = node.name
+        self.local = {p.arg for p in params} | _bound_names(node.body)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.fn, self.local = None, set()
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        """Annotations are stripped before execution, so only target and value count."""
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        """``return`` only inside functions."""
+        if self.fn is None:
+            self.add(node, "return-outside-function", "`return` outside a function")
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        """No async comprehensions."""
+        if node.is_async:
+            self.add(node.target, "disallowed-syntax", "async comprehensions are not allowed")
+        self.generic_visit(node)
+
+    # -- names ------------------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> None:
+        """Resolve loads against the namespace; guard stores to reserved names."""
+        if isinstance(node.ctx, ast.Load):
+            self._check_load(node)
+        else:
+            self._check_binding_name(node, node.id, "variable")
+
+    def _check_binding_name(self, node: ast.AST, name: str, what: str) -> None:
+        if name.startswith("__"):
+            self.add(node, "reserved-name", f"{what} '{name}': names starting with '__' are reserved")
+        elif name in policy.RESERVED_NAMES:
+            self.add(node, "reserved-name", f"cannot rebind '{name}': it is pre-bound")
+        elif name in self.api_names or name in self.primitive_names:
+            self.add(
+                node,
+                "reserved-name",
+                f"cannot rebind '{name}': it is a state API or primitive function; "
+                "choose another name",
+            )
+        elif what == "function name" and name in policy.SAFE_BUILTIN_NAMES:
+            self.add(node, "reserved-name", f"function '{name}' would shadow a builtin; rename it")
+        elif self.fn is None and what == "variable" and name in self.functions:
+            self.add(node, "reserved-name", f"cannot rebind '{name}': it is a function defined above")
+
+    def _check_load(self, node: ast.Name) -> None:
+        name = node.id
+        if name.startswith("__"):
+            self.add(node, "reserved-name", f"'{name}': names starting with '__' are not allowed")
+        elif self.fn is not None and name in self.local:
+            return
+        elif name in self.functions:
+            self.add(
+                node,
+                "function-as-value",
+                f"function '{name}' can only be called, e.g. {name}(...); "
+                "it cannot be used as a value",
+            )
+        elif name in self.module_bound or name in self._namespace_names():
+            return
+        else:
+            self._unknown(node, name, call=False)
+
+    def _namespace_names(self) -> frozenset[str]:
+        names = set(policy.SAFE_BUILTIN_NAMES) | self.api_names | policy.RESERVED_NAMES
+        if self.allow_primitives:
+            names |= self.primitive_names
+        return frozenset(names)
+
+    def _unknown(self, node: ast.AST, name: str, *, call: bool) -> None:
+        if name in policy.FORBIDDEN_NAMES:
+            what = f"call to '{name}'" if call else f"'{name}'"
+            self.add(node, "disallowed-name", f"{what} is not allowed; {self._allowed_calls()}")
+        elif name in self.primitive_names:
+            self.add(
+                node,
+                "primitive-not-allowed",
+                f"primitive '{name}' is only allowed in primitive blocks; reward and success "
+                "code must only read the state (get_position, get_joint_state, ...)",
+            )
+        elif name in policy.STATE_API_NAMES:
+            self.add(
+                node,
+                "api-not-available",
+                f"'{name}' is not available here; available state API functions: "
+                f"{', '.join(sorted(self.api_names)) or 'none'}",
+            )
+        elif name in policy.MODULE_NAMES:
+            self.add(
+                node,
+                "disallowed-name",
+                f"module '{name}' is not available: generated code can only use `np` "
+                "(numpy), `math` and the state API",
+            )
+        else:
+            pool = self._namespace_names() | self.module_bound | self.local
+            hint = policy.closest(name, pool)
+            tip = f"; did you mean '{hint}'?" if hint else ""
+            if call:
+                msg = f"call to unknown function '{name}'{tip} {self._allowed_calls()}"
+            else:
+                msg = f"name '{name}' is not defined{tip}"
+            self.add(node, "unknown-name", msg)
+
+    def _allowed_calls(self) -> str:
+        api = ", ".join(sorted(self.api_names)) or "none"
+        prims = ""
+        if self.allow_primitives:
+            prims = f"the primitives ({', '.join(sorted(self.primitive_names))}), "
+        builtins = ", ".join(policy.SAFE_BUILTIN_NAMES)
+        return (
+            f"generated code may only call the state API ({api}), {prims}numpy (np.*) and "
+            f"math (math.*) functions, its own top-level functions and the builtins {builtins}"
+        )
+
+    # -- calls and attributes -----------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """Calls must target a known name, an allowlisted np/math function or method."""
+        func = node.func
+        if isinstance(func, ast.Name):
+            self._check_call_name(func)
+        elif isinstance(func, ast.Attribute):
+            self._check_attribute(func, call=True)
+        else:
+            self.add(
+                node,
+                "disallowed-call",
+                "only named functions and methods can be called "
+                "(e.g. np.sqrt(x), get_position(self, name))",
+            )
+            self.visit(func)
+        for arg in node.args:
+            self.visit(arg)
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.add(kw.value, "disallowed-syntax", "`**` unpacking in calls is not allowed")
+            self.visit(kw.value)
+
+    def _check_call_name(self, func: ast.Name) -> None:
+        name = func.id
+        if name.startswith("__"):
+            self.add(func, "reserved-name", f"call to '{name}' is not allowed")
+        elif self.fn is not None and name in self.local:
+            self.add(
+                func,
+                "disallowed-call",
+                f"cannot call '{name}': it is a variable; {self._allowed_calls()}",
+            )
+        elif name in self.functions:
+            self.called_functions.add(name)
+            if self.fn is not None:
+                self.edges[self.fn].add(name)
+        elif name in self.module_bound:
+            self.add(func, "disallowed-call", f"cannot call '{name}': it is a variable")
+        elif name in self.api_names:
+            self.api_used.add(name)
+        elif name in self.primitive_names and self.allow_primitives:
+            self.primitives_used.add(name)
+        elif name not in policy.SAFE_BUILTIN_NAMES:
+            self._unknown(func, name, call=True)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """Attribute reads that are not calls."""
+        self._check_attribute(node, call=False)
+
+    def _check_attribute(self, node: ast.Attribute, *, call: bool) -> None:
+        base, attr = node.value, node.attr
+        if isinstance(base, ast.Name) and base.id == "self":
+            self.add(node, "self-attribute", _SELF_MSG.format(what=f"self.{attr}"))
+            return
+        if not isinstance(node.ctx, ast.Load):
+            self.add(node, "attribute-store", "assigning to attributes is not allowed; use a variable")
+        if attr.startswith("_"):
+            self.add(
+                node,
+                "private-attribute",
+                f"attribute '{attr}' is not allowed: names starting with '_' are private",
+            )
+        elif isinstance(base, ast.Name) and base.id in ("np", "math"):
+            self._check_module_attribute(node, base.id, call=call)
+            return
+        elif _is_np_linalg(base):
+            self._check_namespace(node, "np.linalg", policy.NUMPY_LINALG_NAMES)
+            return
+        elif call and attr not in policy.METHOD_NAMES:
+            fix = "; use an f-string instead" if attr in ("format", "format_map") else ""
+            hint = policy.closest(attr, policy.METHOD_NAMES)
+            tip = f" (did you mean '.{hint}()'?)" if hint and not fix else ""
+            self.add(
+                node,
+                "disallowed-method",
+                f"method '.{attr}()' is not allowed{fix}{tip}; allowed methods: "
+                f"{', '.join(sorted(policy.METHOD_NAMES))}",
+            )
+        elif not call and attr not in policy.DATA_ATTRIBUTE_NAMES:
+            fix = f"call it: .{attr}(...)" if attr in policy.METHOD_NAMES else "use a state API function"
+            self.add(
+                node,
+                "disallowed-attribute",
+                f"attribute '.{attr}' is not allowed; readable attributes are "
+                f"{', '.join(sorted(policy.DATA_ATTRIBUTE_NAMES))} ({fix})",
+            )
+        self.visit(base)
+
+    def _check_module_attribute(self, node: ast.Attribute, module: str, *, call: bool) -> None:
+        names = policy.NUMPY_NAMES if module == "np" else policy.MATH_NAMES
+        if self._check_namespace(node, module, names) and call and node.attr in ("ndarray", "linalg"):
+            self.add(
+                node,
+                "disallowed-call",
+                f"{module}.{node.attr}(...) cannot be called; use np.array(...) or np.zeros(shape)",
+            )
+
+    def _check_namespace(self, node: ast.Attribute, label: str, names: frozenset[str]) -> bool:
+        if node.attr in names:
+            return True
+        hint = policy.closest(node.attr, names)
+        tip = f"did you mean {label}.{hint}? " if hint else ""
+        self.add(
+            node,
+            "disallowed-attribute",
+            f"{label}.{node.attr} is not allowed; {tip}allowed: {', '.join(sorted(names))}",
+        )
+        return False
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        """No indexing into ``self``."""
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            self.add(node, "self-attribute", _SELF_MSG.format(what="self[...]"))
+            self.visit(node.slice)
+            return
+        self.generic_visit(node)
+
+    # -- operators and formatting -------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        """Reject %-formatting and constant expressions that are obviously too large."""
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.JoinedStr | ast.Constant):
+            if isinstance(node.left, ast.JoinedStr) or isinstance(node.left.value, str | bytes):
+                self.add(node, "disallowed-syntax", "%-formatting is not allowed; use an f-string")
+        self._check_constant_size(node)
+        self.generic_visit(node)
+
+    def _check_constant_size(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Pow | ast.LShift):
+            left, right = _const_int(node.left), _const_int(node.right)
+            shift = isinstance(node.op, ast.LShift)
+            if left is not None and right is not None and right > 0 and abs(left) > (0 if shift else 1):
+                bits = right if shift else left.bit_length() * right
+                if bits > self.max_int_bits:
+                    self.add(
+                        node,
+                        "too-large",
+                        f"this constant has about {bits} bits; integers are limited to "
+                        f"{self.max_int_bits} bits",
+                        CodeResourceError,
+                    )
+        elif isinstance(node.op, ast.Mult):
+            for seq, count in ((node.left, node.right), (node.right, node.left)):
+                length, n = _literal_length(seq), _const_int(count)
+                if length is not None and n is not None and length * n > self.max_alloc:
+                    self.add(
+                        node,
+                        "too-large",
+                        f"this repetition creates {length * n} elements; the limit is "
+                        f"{self.max_alloc}",
+                        CodeResourceError,
+                    )
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> None:
+        """Only short constant format specs (e.g. ``:.3f``), no nested fields."""
+        self.visit(node.value)
+        spec = node.format_spec
+        if spec is None:
+            return
+        parts = spec.values if isinstance(spec, ast.JoinedStr) else [spec]
+        text = "".join(p.value for p in parts if isinstance(p, ast.Constant))
+        if not all(isinstance(p, ast.Constant) for p in parts) or not _SPEC_RE.match(text):
+            self.add(
+                node,
+                "format-spec",
+                "this f-string format spec is not allowed; use simple ones such as "
+                "{x:.3f} or {x:8.2f}",
+            )
+
+    # -- recursion ----------------------------------------------------------------------
+
+    def _report_cycles(self) -> None:
+        reported: set[str] = set()
+        for start in self.functions:
+            path = _cycle_from(start, self.edges)
+            if path is None or start in reported:
+                continue
+            reported.update(path)
+            chain = " -> ".join([*path, start])
+            self.add(
+                self.functions[start],
+                "recursion",
+                f"recursion is not allowed: '{start}' calls itself ({chain}); "
+                "rewrite it with a loop",
+            )
+
+
+def _bound_names(nodes: list[ast.stmt]) -> set[str]:
+    out: set[str] = set()
+    for stmt in nodes:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
+                out.add(sub.id)
+    return out
+
+
+def _is_np_linalg(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "linalg"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "np"
+    )
+
+
+def _const_int(node: ast.expr, depth: int = 0) -> int | None:
+    """Value of a small constant integer expression, without evaluating huge ones."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _const_int(node.operand, depth + 1)
+        return -value if value is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow | ast.Mult | ast.Add):
+        left, right = _const_int(node.left, depth + 1), _const_int(node.right, depth + 1)
+        if left is None or right is None:
+            return None
+        if isinstance(node.op, ast.Pow):
+            if right < 0 or left.bit_length() * right > 256:
+                return None
+            return left**right
+        return left * right if isinstance(node.op, ast.Mult) else left + right
+    return None
+
+
+def _literal_length(node: ast.expr) -> int | None:
+    if isinstance(node, ast.List | ast.Tuple):
+        return len(node.elts)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
+        return len(node.value)
+    return None
+
+
+def _cycle_from(start: str, edges: dict[str, set[str]]) -> list[str] | None:
+    """A call path from ``start`` back to itself, or None."""
+    parents: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        current = frontier.pop()
+        for callee in sorted(edges.get(current, ())):
+            if callee == start:
+                path = [current]
+                while path[-1] != start:
+                    path.append(parents[path[-1]])
+                return path[::-1]
+            if callee not in parents:
+                parents[callee] = current
+                frontier.append(callee)
+    return None

@@ -1,0 +1,177 @@
+"""The Franka Panda with a suction end effector, as in RoboGen.
+
+Why suction: RoboGen and VERGSA execute subtasks with a suction gripper — when
+suction turns on, the link in contact with the gripper is welded to it by a
+fixed constraint; when it turns off the constraint is removed. The fingers stay
+closed so their pads form the suction cup. A parallel-jaw gripper can be added
+as another :class:`EndEffector` later without touching the env.
+
+The robot talks to physics only through a :class:`~simjudge.envs.backends.Backend`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .backends import BASE_LINK, Backend
+from .world import ROBOT_BASE_POSITION
+
+__all__ = ["Attachment", "PandaSuction", "HOME_QPOS"]
+
+HOME_QPOS = np.array([0.0, -0.5, 0.0, -2.2, 0.0, 1.75, 0.785])
+"""Arm joint positions at reset: gripper above the table, pointing down."""
+
+_ARM_FORCES = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0]) * 2.0
+_FINGER_JOINTS = [9, 10]
+_HAND_LINK = 8
+_SUCTION_LINKS = (8, 9, 10)
+_EE_LINK = 11
+_SUCTION_REACH = 0.015
+"""Largest gap (m) between a finger pad and a surface at which suction grips."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """What the suction cup holds.
+
+    Attributes:
+        body: Backend handle of the held body.
+        link: Link index on that body (``-1`` = base).
+        constraint: Backend handle of the fixed constraint.
+    """
+
+    body: int
+    link: int
+    constraint: int
+
+
+class PandaSuction:
+    """A Panda arm with suction, position-controlled through IK.
+
+    :param backend: The physics backend to load into.
+    :param base_position: Where the robot base stands (world).
+    :param base_orientation: Base orientation quaternion (x, y, z, w).
+    """
+
+    ee_link: int = _EE_LINK
+    arm_joints: list[int] = list(range(7))
+
+    def __init__(
+        self,
+        backend: Backend,
+        base_position=ROBOT_BASE_POSITION,
+        base_orientation=(0.0, 0.0, 0.0, 1.0),
+    ) -> None:
+        self.backend = backend
+        self.body = backend.load_urdf(
+            "franka_panda/panda.urdf", base_position, base_orientation, fixed_base=True
+        )
+        infos = backend.joint_infos(self.body)
+        self._movable = [j.index for j in infos if j.type != "fixed"]
+        self.lower = np.array([infos[j].lower for j in self.arm_joints])
+        self.upper = np.array([infos[j].upper for j in self.arm_joints])
+        self._ik_lower = np.array([infos[j].lower for j in self._movable])
+        self._ik_upper = np.array([infos[j].upper for j in self._movable])
+        self._ik_rest = np.concatenate([HOME_QPOS, np.zeros(len(self._movable) - 7)])
+        self.attachment: Attachment | None = None
+        self.suction_on = False
+        for link in (*range(-1, 12),):
+            backend.set_dynamics(self.body, link, linear_damping=0.0, angular_damping=0.0)
+        for link in _SUCTION_LINKS:
+            backend.set_dynamics(self.body, link, lateral_friction=1.5)
+
+    # state ----------------------------------------------------------------------
+    def reset_home(self, qpos: np.ndarray | None = None) -> None:
+        """Teleport the arm to ``qpos`` (home by default), fingers closed, suction off."""
+        q = HOME_QPOS if qpos is None else np.asarray(qpos, dtype=float)
+        self.release()
+        self.backend.reset_joint_states(self.body, self.arm_joints, q)
+        self.backend.reset_joint_states(self.body, _FINGER_JOINTS, np.zeros(2))
+        self.hold(q)
+
+    def arm_qpos(self) -> np.ndarray:
+        """Arm joint positions (7)."""
+        return self.backend.get_joint_states(self.body, self.arm_joints)[0]
+
+    def ee_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """End-effector (suction point) position and orientation."""
+        pos, orn = self.backend.get_link_poses(self.body, [self.ee_link])
+        return pos[0], orn[0]
+
+    # control ----------------------------------------------------------------------
+    def solve_ik(
+        self, position: np.ndarray, orientation: np.ndarray | None, rest: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Arm joint positions that put the suction point at the pose (clipped to limits)."""
+        rest_all = self._ik_rest if rest is None else np.concatenate([rest, self._ik_rest[7:]])
+        q = self.backend.inverse_kinematics(
+            self.body,
+            self.ee_link,
+            position,
+            orientation,
+            self._ik_lower,
+            self._ik_upper,
+            rest_all,
+        )
+        return np.clip(q[:7], self.lower, self.upper)
+
+    def command(self, qpos: np.ndarray) -> None:
+        """Drive the arm towards ``qpos``; keep the fingers closed."""
+        self.backend.set_joint_position_targets(
+            self.body, self.arm_joints, qpos, _ARM_FORCES, position_gain=0.25
+        )
+        self.backend.set_joint_position_targets(
+            self.body, _FINGER_JOINTS, np.zeros(2), np.full(2, 40.0), position_gain=0.3
+        )
+
+    def hold(self, qpos: np.ndarray | None = None) -> None:
+        """Keep the arm where it is (or at ``qpos``)."""
+        self.command(self.arm_qpos() if qpos is None else qpos)
+
+    # suction ---------------------------------------------------------------------------
+    def suction_candidates(self, exclude: set[int]) -> list[tuple[float, int, int]]:
+        """Links within suction reach of the finger pads: ``(distance, body, link)`` sorted."""
+        found: dict[tuple[int, int], float] = {}
+        for body in self.backend.body_handles():
+            if body == self.body or body in exclude:
+                continue
+            for link in _SUCTION_LINKS:
+                for c in self.backend.closest_points(self.body, body, _SUCTION_REACH, link_a=link):
+                    key = (c.body_b, c.link_b)
+                    found[key] = min(found.get(key, np.inf), c.distance)
+        return sorted((d, b, lk) for (b, lk), d in found.items())
+
+    def activate_suction(self, exclude: set[int]) -> Attachment | None:
+        """Turn suction on; weld the nearest link in reach (if any) to the hand."""
+        self.suction_on = True
+        if self.attachment is not None:
+            return self.attachment
+        candidates = self.suction_candidates(exclude)
+        if not candidates:
+            return None
+        _, body, link = candidates[0]
+        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=300.0)
+        self.attachment = Attachment(body, link, cid)
+        return self.attachment
+
+    def attach(self, body: int, link: int) -> Attachment:
+        """Weld a given link to the hand in the current relative pose (for state restore)."""
+        self.release()
+        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=300.0)
+        self.attachment = Attachment(body, link, cid)
+        self.suction_on = True
+        return self.attachment
+
+    def release(self) -> None:
+        """Turn suction off and drop whatever is held."""
+        if self.attachment is not None:
+            self.backend.remove_constraint(self.attachment.constraint)
+        self.attachment = None
+        self.suction_on = False
+
+    @property
+    def base_link(self) -> int:
+        """Base link index (for collision queries)."""
+        return BASE_LINK

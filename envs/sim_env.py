@@ -1,0 +1,279 @@
+"""``SimEnv``: the articulated-manipulation Gymnasium environment.
+
+The env owns a physics backend (the physics knows nothing about tasks), builds
+a :class:`~simjudge.envs.scene.SceneConfig` into it and, optionally, evaluates a
+:class:`~simjudge.envs.goals.Goal`. Subtasks chain through
+:meth:`SimEnv.get_state` / :meth:`SimEnv.set_state` (or ``reset(options={"state": s})``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .backends import Backend, CameraSpec, make_backend
+from .goals import MAX_DENSE_REWARD, Goal
+from .observation import ObservationBuilder
+from .scene import SceneConfig
+from .scene_builder import BuiltScene, build_scene
+from .sim_state import SimState, capture_state, restore_state
+from .state_api import StateView
+from .transforms import quat_from_axis_angle, quat_multiply
+from .world import PHYSICS_TIMESTEP
+
+__all__ = ["SimEnv", "SUPPORTED_OBS_MODES", "SUPPORTED_REWARD_MODES", "SUPPORTED_TRANSLATION_MODES"]
+
+SUPPORTED_OBS_MODES: tuple[str, ...] = ("state", "state_dict")
+SUPPORTED_REWARD_MODES: tuple[str, ...] = ("dense", "normalized_dense", "sparse", "none")
+SUPPORTED_TRANSLATION_MODES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
+SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array",)
+
+WORKSPACE_LOW = np.array([-0.35, -0.55, 0.0])
+"""Lower corner of the box that ``normalized-direct-translation`` maps [-1, 1]^3 onto."""
+WORKSPACE_HIGH = np.array([0.45, 0.55, 0.8])
+"""Upper corner of that box."""
+
+
+def _check_mode(name: str, value: str, supported: tuple[str, ...]) -> None:
+    if value not in supported:
+        raise ValueError(f"{name}={value!r} is not supported; use one of {list(supported)}")
+
+
+class SimEnv(gym.Env):
+    """A Panda with suction facing articulated objects on a table.
+
+    **Action** ``Box(-1, 1, (7,))``: ``[0:3]`` translation — in
+    ``delta-translation`` mode a displacement of up to ``max_translation`` m of
+    the suction point, in ``normalized-direct-translation`` mode a target inside
+    :data:`WORKSPACE_LOW`..:data:`WORKSPACE_HIGH`; ``[3:6]`` delta axis-angle
+    rotation in the gripper frame, up to ``max_rotation_deg`` per step; ``[6]``
+    suction on (> 0) or off. The target pose goes through IK to joint position
+    control; each action lasts ``frameskip`` physics steps of 0.01 s.
+
+    **Observation** (``obs_mode="state"``) a flat ``float32`` vector whose layout
+    is :attr:`observation_layout` (name -> slice): ``eef_pos`` (3, m),
+    ``eef_quat`` (4), ``arm_qpos`` (7, rad), ``suction`` (1, 0/1), then for each
+    object ``<name>/pos`` (3), ``<name>/quat`` (4), ``<name>/aabb_min`` (3),
+    ``<name>/aabb_max`` (3), ``<name>/joints`` (one per movable joint, rad or
+    m) and ``<name>/links`` (3 per non-base link: link frame positions).
+    ``obs_mode="state_dict"`` returns the same pieces as a ``Dict`` space.
+
+    **Info** every step: ``elapsed_steps``, ``success``, ``fail``, the goal's
+    named facts (e.g. ``is_grasped``, ``joint_fraction``), ``progress`` (the
+    privileged Φ), ``physics_error`` and ``state`` (a privileged summary:
+    ``eef_pos``, ``suction``, ``grasped``, ``joints``).
+
+    **Reward** ``dense`` = 5·Φ (max :data:`~simjudge.envs.goals.MAX_DENSE_REWARD`),
+    ``normalized_dense`` = Φ, ``sparse`` = success, ``none`` = 0. ``terminated``
+    is success or fail; ``truncated`` when ``horizon`` steps elapse.
+
+    :param scene: Scene config (object, dict, or YAML path / text).
+    :param goal: Optional task goal (success facts, progress, reward).
+    :param backend: Backend name or instance.
+    :param obs_mode: One of :data:`SUPPORTED_OBS_MODES`.
+    :param reward_mode: One of :data:`SUPPORTED_REWARD_MODES`.
+    :param translation_mode: One of :data:`SUPPORTED_TRANSLATION_MODES`.
+    :param horizon: Steps before truncation (RoboGen/VERGSA: 100).
+    :param frameskip: Physics steps per action (2).
+    :param max_translation: Largest displacement per step in delta mode (m).
+    :param max_rotation_deg: Largest rotation per step (degrees, ≤ 5 as RoboGen).
+    :param render_mode: ``"rgb_array"`` or None.
+    :param camera: Camera name from the scene config to render (first by default).
+    :param scene_seed: Fix the scene layout; None = derive it from ``reset(seed=...)``.
+    :param task_name: Name recorded in ``info`` and episode records.
+    """
+
+    metadata = {"render_modes": list(SUPPORTED_RENDER_MODES), "render_fps": 25}
+
+    def __init__(
+        self,
+        scene: SceneConfig | dict | str | Path,
+        goal: Goal | None = None,
+        backend: str | Backend = "pybullet",
+        obs_mode: str = "state",
+        reward_mode: str = "dense",
+        translation_mode: str = "delta-translation",
+        horizon: int = 100,
+        frameskip: int = 2,
+        max_translation: float = 0.03,
+        max_rotation_deg: float = 5.0,
+        render_mode: str | None = None,
+        camera: str | None = None,
+        scene_seed: int | None = None,
+        task_name: str = "",
+    ) -> None:
+        _check_mode("obs_mode", obs_mode, SUPPORTED_OBS_MODES)
+        _check_mode("reward_mode", reward_mode, SUPPORTED_REWARD_MODES)
+        _check_mode("translation_mode", translation_mode, SUPPORTED_TRANSLATION_MODES)
+        if render_mode is not None:
+            _check_mode("render_mode", render_mode, SUPPORTED_RENDER_MODES)
+        if horizon < 1 or frameskip < 1:
+            raise ValueError(f"horizon and frameskip must be ≥ 1, got {horizon} and {frameskip}")
+        if not 0 < max_rotation_deg <= 5.0:
+            raise ValueError(f"max_rotation_deg must be in (0, 5], got {max_rotation_deg}")
+        self.scene_config = _as_scene_config(scene)
+        self.goal = goal
+        self.obs_mode = obs_mode
+        self.reward_mode = reward_mode
+        self.translation_mode = translation_mode
+        self.horizon = int(horizon)
+        self.frameskip = int(frameskip)
+        self.max_translation = float(max_translation)
+        self.max_rotation = math.radians(max_rotation_deg)
+        self.render_mode = render_mode
+        self.task_name = task_name
+        self.scene_seed = scene_seed
+        self.backend = make_backend(backend, timestep=PHYSICS_TIMESTEP) if isinstance(backend, str) else backend
+        self._camera = self._pick_camera(camera)
+        self.scene: BuiltScene = build_scene(self.backend, self.scene_config, scene_seed or 0)
+        self.view = StateView(self.scene)
+        self._obs = ObservationBuilder(self.backend, self.scene)
+        self.observation_layout = self._obs.layout
+        self.observation_space = self._obs.space(obs_mode)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(7,), dtype=np.float32)
+        self.elapsed_steps = 0
+        self._physics_error = False
+
+    # ----------------------------------------------------------------------------
+    def _pick_camera(self, name: str | None) -> CameraSpec:
+        cams = {c.name: c for c in self.scene_config.cameras}
+        if name is not None and name not in cams:
+            raise ValueError(f"camera {name!r} is not in the scene; cameras are {list(cams)}")
+        cfg = cams[name] if name else self.scene_config.cameras[0]
+        return CameraSpec(cfg.name, cfg.eye, cfg.target, fov=cfg.fov, width=cfg.width, height=cfg.height)
+
+    def _rebuild_if_needed(self, seed: int | None) -> None:
+        if seed is None or self.scene_seed is not None or not self.scene_config.is_randomized:
+            return
+        if seed != self.scene.seed:
+            self.backend.remove_state(self.scene.initial_state)
+            self.scene = build_scene(self.backend, self.scene_config, seed)
+            self.view = StateView(self.scene)
+            self._obs = ObservationBuilder(self.backend, self.scene)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Restore the settled initial scene (or ``options["state"]``, a :class:`SimState`)."""
+        super().reset(seed=seed)
+        self._rebuild_if_needed(seed)
+        options = options or {}
+        state = options.get("state")
+        if state is not None:
+            self.set_state(state if isinstance(state, SimState) else SimState.from_dict(state))
+        else:
+            restore_state(self.scene, None)
+            self.elapsed_steps = 0
+        self._physics_error = False
+        obs = self._obs.observe(self.obs_mode)
+        return obs, self.get_info()
+
+    def step(self, action):
+        """Apply one action for ``frameskip`` physics steps."""
+        action = np.clip(np.asarray(action, dtype=np.float64).reshape(7), -1.0, 1.0)
+        if not np.all(np.isfinite(action)):
+            raise ValueError(f"action contains non-finite values: {action}; actions must be finite")
+        self._apply_action(action)
+        self.backend.step(self.frameskip)
+        if self.scene.robot.suction_on and self.scene.robot.attachment is None:
+            self.scene.robot.activate_suction(self.scene.static_bodies)
+        self.elapsed_steps += 1
+        obs = self._obs.observe(self.obs_mode)
+        flat = obs if self.obs_mode == "state" else np.concatenate([v.ravel() for v in obs.values()])
+        if not np.all(np.isfinite(flat)):
+            self._physics_error = True
+            obs = self._obs.zeros(self.obs_mode)
+        info = self.get_info()
+        reward = self._reward(info)
+        terminated = bool(info["success"] or info["fail"])
+        truncated = self.elapsed_steps >= self.horizon
+        return obs, reward, terminated, truncated, info
+
+    def _apply_action(self, action: np.ndarray) -> None:
+        robot = self.scene.robot
+        pos, orn = robot.ee_pose()
+        if self.translation_mode == "delta-translation":
+            target = pos + action[:3] * self.max_translation
+        else:
+            target = WORKSPACE_LOW + (action[:3] + 1.0) / 2.0 * (WORKSPACE_HIGH - WORKSPACE_LOW)
+        target_orn = quat_multiply(orn, quat_from_axis_angle(action[3:6] * self.max_rotation))
+        robot.command(robot.solve_ik(target, target_orn, rest=robot.arm_qpos()))
+        if action[6] > 0.0 and not robot.suction_on:
+            robot.activate_suction(self.scene.static_bodies)
+        elif action[6] <= 0.0 and robot.suction_on:
+            robot.release()
+
+    # task facts -------------------------------------------------------------------
+    def evaluate(self) -> dict[str, Any]:
+        """Success facts: ``success``, ``fail`` and the goal's named predicates."""
+        if self._physics_error:
+            return {"success": False, "fail": True}
+        if self.goal is None:
+            return {"success": False, "fail": False}
+        return self.goal.evaluate(self.view)
+
+    def get_info(self) -> dict[str, Any]:
+        """:meth:`evaluate` merged with progress, step count and a state summary."""
+        facts = self.evaluate()
+        info: dict[str, Any] = dict(facts)
+        info["progress"] = 0.0
+        if self.goal is not None and not self._physics_error:
+            info["progress"] = self.goal.progress(facts)
+        info["elapsed_steps"] = self.elapsed_steps
+        info["physics_error"] = self._physics_error
+        info["state"] = self._state_summary()
+        return info
+
+    def _state_summary(self) -> dict[str, Any]:
+        robot = self.scene.robot
+        return {
+            "eef_pos": robot.ee_pose()[0].round(4).tolist(),
+            "suction": robot.suction_on,
+            "grasped": self.view.grasped(),
+            "joints": self._obs.last_joint_values(),
+        }
+
+    def _reward(self, info: dict[str, Any]) -> float:
+        if self.reward_mode == "none":
+            return 0.0
+        if self.reward_mode == "sparse":
+            return float(info["success"])
+        phi = float(info["progress"])
+        return phi * (MAX_DENSE_REWARD if self.reward_mode == "dense" else 1.0)
+
+    # state and rendering -------------------------------------------------------------
+    def get_state(self) -> SimState:
+        """A portable snapshot of the dynamic state (bodies, joints, suction, step)."""
+        return capture_state(self.scene, self.elapsed_steps)
+
+    def set_state(self, state: SimState) -> None:
+        """Restore a snapshot from :meth:`get_state` (same scene config)."""
+        restore_state(self.scene, state)
+        self.elapsed_steps = state.elapsed_steps
+        self._physics_error = False
+
+    def render(self):
+        """RGB image ``(H, W, 3)`` from the configured camera (``render_mode="rgb_array"``)."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without render_mode; pass render_mode='rgb_array'")
+            return None
+        return self.backend.render(self._camera).rgb
+
+    def render_camera(self, name: str, depth: bool = False):
+        """Render any camera of the scene config (RGB, depth, segmentation)."""
+        return self.backend.render(self._pick_camera(name), depth=depth)
+
+    def close(self) -> None:
+        """Release the physics backend."""
+        if getattr(self, "backend", None) is not None:
+            self.backend.close()
+
+
+def _as_scene_config(scene: SceneConfig | dict | str | Path) -> SceneConfig:
+    if isinstance(scene, SceneConfig):
+        return scene
+    if isinstance(scene, dict):
+        return SceneConfig.parse(scene)
+    return SceneConfig.from_yaml(scene)

@@ -1,0 +1,268 @@
+"""The state API that generated code calls, over a read-only view of the env.
+
+Names and semantics follow RoboGen/VERGSA (see ``shared/methods/robogen.md``);
+each function takes the view first, so ``get_position(self, "Box")`` in
+generated code becomes ``get_position(view, "Box")``. Differences from RoboGen,
+on purpose:
+
+- an unknown object, link or joint name raises :class:`UnknownNameError`
+  listing the valid names and the closest match (RoboGen silently returns 0);
+- the view can only *read*: it exposes no method that changes the simulation,
+  and every array it returns is a fresh copy;
+- ``get_link_state`` returns the centre of the link's bounding box (a point on
+  the part that reward code can reach for), not the link frame origin.
+
+Convention: a joint's **lower limit is its closed / natural state**.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .scene_builder import BuiltScene, SceneObject
+
+__all__ = [
+    "STATE_API",
+    "StateView",
+    "UnknownNameError",
+    "check_grasped",
+    "get_bounding_box",
+    "get_bounding_box_link",
+    "get_eef_pos",
+    "get_initial_joint_angle",
+    "get_initial_pos_orient",
+    "get_joint_limit",
+    "get_joint_state",
+    "get_link_state",
+    "get_orientation",
+    "get_position",
+    "in_bbox",
+]
+
+
+class UnknownNameError(LookupError):
+    """An object, link or joint name that the scene does not have."""
+
+    def __init__(self, kind: str, name: str, valid: list[str], where: str = "") -> None:
+        close = difflib.get_close_matches(str(name), valid, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        place = f" of {where}" if where else ""
+        super().__init__(f"unknown {kind} {name!r}{place}; valid {kind}s are {valid}.{hint}")
+        self.kind = kind
+        self.name = name
+        self.valid = valid
+
+
+def _euler_from_quaternion(q: np.ndarray) -> np.ndarray:
+    """Roll, pitch, yaw (XYZ intrinsic as in Bullet) of a quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    roll = math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
+    pitch = math.asin(max(-1.0, min(1.0, 2 * (w * y - z * x))))
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return np.array([roll, pitch, yaw])
+
+
+class StateView:
+    """A read-only window on a built scene: what generated code may know.
+
+    The view holds the scene privately and answers queries only. It is what
+    ``self`` means inside generated reward and success code.
+    """
+
+    __slots__ = ("_scene",)
+
+    def __init__(self, scene: BuiltScene) -> None:
+        object.__setattr__(self, "_scene", scene)
+
+    def __setattr__(self, name, value):  # noqa: D105
+        raise AttributeError("the state view is read-only")
+
+    # name resolution ------------------------------------------------------------
+    def object_names(self) -> list[str]:
+        """Names of the objects in the scene."""
+        return list(self._scene.objects)
+
+    def _object(self, name: str) -> SceneObject:
+        try:
+            return self._scene.objects[name]
+        except (KeyError, TypeError):
+            raise UnknownNameError("object", name, self.object_names()) from None
+
+    def _link(self, obj_name: str, link_name: str) -> tuple[SceneObject, int]:
+        obj = self._object(obj_name)
+        try:
+            return obj, obj.link_index[link_name]
+        except (KeyError, TypeError):
+            raise UnknownNameError("link", link_name, list(obj.link_index), obj_name) from None
+
+    def _joint(self, obj_name: str, joint_name: str) -> tuple[SceneObject, int]:
+        obj = self._object(obj_name)
+        try:
+            return obj, obj.joint_index[joint_name]
+        except (KeyError, TypeError):
+            raise UnknownNameError("joint", joint_name, list(obj.joint_index), obj_name) from None
+
+    # queries ----------------------------------------------------------------------
+    def eef_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """Suction point position and orientation quaternion."""
+        pos, orn = self._scene.robot.ee_pose()
+        return pos.copy(), orn.copy()
+
+    def base_pose(self, obj_name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Base position and quaternion of an object."""
+        obj = self._object(obj_name)
+        pos, orn = self._scene.robot.backend.get_base_pose(obj.body)
+        return pos.copy(), orn.copy()
+
+    def joint_value(self, obj_name: str, joint_name: str) -> float:
+        """Current joint position."""
+        obj, index = self._joint(obj_name, joint_name)
+        q, _ = self._scene.robot.backend.get_joint_states(obj.body, [index])
+        return float(q[0])
+
+    def joint_limit(self, obj_name: str, joint_name: str) -> tuple[float, float]:
+        """``(lower, upper)`` from the articulation tree (lower = closed)."""
+        obj, _ = self._joint(obj_name, joint_name)
+        joint = obj.tree.joint(joint_name)
+        lo, hi = sorted((joint.lower, joint.upper))
+        return float(lo), float(hi)
+
+    def aabb(self, obj_name: str, link_name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """World AABB of an object, or of one of its links."""
+        backend = self._scene.robot.backend
+        if link_name is None:
+            obj = self._object(obj_name)
+            lo, hi = backend.get_aabb(obj.body)
+        else:
+            obj, index = self._link(obj_name, link_name)
+            lo, hi = backend.get_aabb(obj.body, index)
+        return np.array(lo, dtype=float), np.array(hi, dtype=float)
+
+    def grasped(self) -> tuple[str, str] | None:
+        """``(object, link)`` held by suction, or None."""
+        att = self._scene.robot.attachment
+        if att is None:
+            return None
+        for obj in self._scene.objects.values():
+            if obj.body == att.body:
+                for link_name, index in obj.link_index.items():
+                    if index == att.link:
+                        return obj.name, link_name
+        return None
+
+    def initial_joint_value(self, obj_name: str, joint_name: str) -> float:
+        """Joint position right after the scene was built and settled."""
+        self._joint(obj_name, joint_name)
+        return float(self._scene.initial_joint_values[(obj_name, joint_name)])
+
+    def initial_pose(self, obj_name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Base pose right after the scene was built and settled."""
+        self._object(obj_name)
+        pos, orn = self._scene.initial_poses[obj_name]
+        return pos.copy(), orn.copy()
+
+    def tree_text(self, obj_name: str) -> str:
+        """RoboGen-style articulation tree of an object (empty for rigid ones)."""
+        tree = self._object(obj_name).tree
+        return "" if tree is None else tree.to_text()
+
+
+# ----------------------------------------------------------------------------------
+# RoboGen-named functions (what generated code calls)
+# ----------------------------------------------------------------------------------
+def get_eef_pos(view: StateView) -> tuple[np.ndarray, np.ndarray]:
+    """End-effector (suction point) ``(position (3), orientation quaternion (4))``."""
+    return view.eef_pose()
+
+
+def get_position(view: StateView, object_name: str) -> np.ndarray:
+    """Base position (3) of an object."""
+    return view.base_pose(object_name)[0]
+
+
+def get_orientation(view: StateView, object_name: str) -> np.ndarray:
+    """Base orientation of an object as Euler angles (roll, pitch, yaw)."""
+    return _euler_from_quaternion(view.base_pose(object_name)[1])
+
+
+def get_link_state(view: StateView, object_name: str, link_name: str) -> np.ndarray:
+    """World position (3) of a link: the centre of its bounding box."""
+    lo, hi = view.aabb(object_name, link_name)
+    return (lo + hi) / 2.0
+
+
+def get_joint_state(view: StateView, object_name: str, joint_name: str) -> float:
+    """Joint position (rad or m)."""
+    return view.joint_value(object_name, joint_name)
+
+
+def get_joint_limit(view: StateView, object_name: str, joint_name: str) -> tuple[float, float]:
+    """``(lower, upper)`` joint limits; lower is the closed / natural state."""
+    return view.joint_limit(object_name, joint_name)
+
+
+def get_bounding_box(view: StateView, object_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(min (3), max (3))`` over all links of an object."""
+    return view.aabb(object_name)
+
+
+def get_bounding_box_link(
+    view: StateView, object_name: str, link_name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(min (3), max (3))`` of one link."""
+    return view.aabb(object_name, link_name)
+
+
+def in_bbox(view: StateView, position, bbox_low, bbox_high) -> bool:
+    """Whether ``position`` lies inside the box ``[bbox_low, bbox_high]``."""
+    pos = np.asarray(position, dtype=float)
+    return bool(np.all(pos >= np.asarray(bbox_low)) and np.all(pos <= np.asarray(bbox_high)))
+
+
+def check_grasped(view: StateView, object_name: str, link_name: str | None = None) -> bool:
+    """Whether suction holds the object (and that link, if given)."""
+    if link_name is None:
+        view.base_pose(object_name)  # validates the name
+    else:
+        view.aabb(object_name, link_name)
+    held = view.grasped()
+    if held is None:
+        return False
+    return held[0] == object_name and (link_name is None or held[1] == link_name)
+
+
+def get_initial_joint_angle(view: StateView, object_name: str, joint_name: str) -> float:
+    """Joint position at reset (after the scene settled)."""
+    return view.initial_joint_value(object_name, joint_name)
+
+
+def get_initial_pos_orient(view: StateView, object_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Base position (3) and Euler orientation (3) at reset."""
+    pos, orn = view.initial_pose(object_name)
+    return pos, _euler_from_quaternion(orn)
+
+
+STATE_API: dict[str, Callable] = {
+    fn.__name__: fn
+    for fn in (
+        get_eef_pos,
+        get_position,
+        get_orientation,
+        get_link_state,
+        get_joint_state,
+        get_joint_limit,
+        get_bounding_box,
+        get_bounding_box_link,
+        in_bbox,
+        check_grasped,
+        get_initial_joint_angle,
+        get_initial_pos_orient,
+    )
+}
+"""Name -> function: the whole state API, for the generated-code compiler."""

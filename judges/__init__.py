@@ -1,0 +1,3 @@
+"""simjudge.judges."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""simjudge.skills."""
+
+__all__: list[str] = []

@@ -1,0 +1,243 @@
+"""A privileged scripted policy for built-in task goals.
+
+Why: the main demo, judge benchmarks and tests need rollouts that really solve
+tasks (and, with noise or early stops, that fail in realistic ways) without
+training anything. The policy reads privileged state — link poses, joint axes,
+each asset's recorded interaction point — and emits ordinary env actions, so
+everything downstream (judges, recording) sees a normal rollout.
+
+Phases for a :class:`~simjudge.envs.goals.JointGoal`: *approach* a pre-contact
+pose 5 cm out along the interaction surface's normal with the gripper axis along
+the inward normal; *contact* by moving in with suction on until it attaches (or,
+for press goals, push in); *actuate* by moving along the joint's instantaneous
+direction of motion (prismatic axis, or the tangent of the hinge arc), or by
+turning the wrist for dials. For a :class:`~simjudge.envs.goals.PlaceGoal`:
+approach the object's top, attach, lift, carry above the target, lower, release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from simjudge.envs.goals import JointGoal, PlaceGoal
+from simjudge.envs.scene_builder import SceneObject
+from simjudge.envs.sim_env import SimEnv
+from simjudge.envs.transforms import (
+    quat_align_z,
+    quat_angle_between,
+    quat_conjugate,
+    quat_multiply,
+    quat_rotate,
+    quat_to_matrix,
+)
+
+__all__ = ["ScriptedPolicy", "approach_axis", "interaction_frame"]
+
+_PRE_CONTACT = 0.05
+_SIDE_TILT = 1.0
+"""tan of the downward tilt (45°) of the gripper when approaching side-facing surfaces:
+the Panda reaches low front handles near its base far better tilted than horizontal."""
+
+
+def approach_axis(normal: np.ndarray) -> np.ndarray:
+    """Gripper axis for a surface with outward ``normal``: straight in for top and
+    bottom faces, tilted 45° downwards for side faces."""
+    inward = -np.asarray(normal, dtype=float)
+    if abs(inward[2]) > 0.5:
+        return inward / np.linalg.norm(inward)
+    horizontal = inward.copy()
+    horizontal[2] = 0.0
+    axis = horizontal / np.linalg.norm(horizontal) + np.array([0.0, 0.0, -_SIDE_TILT])
+    return axis / np.linalg.norm(axis)
+
+
+def interaction_frame(env: SimEnv, obj: SceneObject, link_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """World contact point and outward normal of a link, from the asset's metadata.
+
+    Falls back to the centre of the link's front face (normal -x in the object
+    frame) when the asset records no interaction point.
+    """
+    backend = env.backend
+    index = obj.link_index[link_name]
+    pos, orn = backend.get_link_poses(obj.body, [index])
+    info = _link_meta(obj, link_name).get("interaction")
+    if info:
+        point = pos[0] + quat_rotate(orn[0], np.asarray(info["point"], dtype=float))
+        normal = quat_rotate(orn[0], np.asarray(info["normal"], dtype=float))
+        return point, normal / np.linalg.norm(normal)
+    lo, hi = backend.get_aabb(obj.body, index)
+    _, base_orn = backend.get_base_pose(obj.body)
+    normal = quat_rotate(base_orn, np.array([-1.0, 0.0, 0.0]))
+    centre = (lo + hi) / 2.0
+    return centre + normal * float(np.abs((hi - lo) @ normal)) / 2.0, normal
+
+
+def _link_meta(obj: SceneObject, link_name: str) -> dict:
+    links = obj.entry.meta.get("links", {})
+    if isinstance(links, dict):
+        return links.get(link_name, {}) or {}
+    return {}
+
+
+@dataclass
+class _Phase:
+    name: str
+    steps: int = 0
+
+
+class ScriptedPolicy:
+    """Closed-loop oracle for an env whose goal is a ``JointGoal`` or ``PlaceGoal``.
+
+    :param env: The (unwrapped) :class:`SimEnv`; its ``translation_mode`` must be
+        ``delta-translation``.
+    :param noise: Std of Gaussian noise added to every action (for imperfect rollouts).
+    :param seed: Seed of the noise.
+    """
+
+    def __init__(self, env: SimEnv, noise: float = 0.0, seed: int = 0) -> None:
+        if env.goal is None:
+            raise ValueError("ScriptedPolicy needs an env with a goal (a built-in task)")
+        if env.translation_mode != "delta-translation":
+            raise ValueError("ScriptedPolicy drives delta-translation actions; create the env with it")
+        self.env = env
+        self.noise = float(noise)
+        self.rng = np.random.default_rng(seed)
+        self.phase = _Phase("approach")
+
+    def reset(self) -> None:
+        """Start again from the approach phase."""
+        self.phase = _Phase("approach")
+
+    def __call__(self, obs=None) -> np.ndarray:
+        """The next action."""
+        goal = self.env.goal
+        if isinstance(goal, JointGoal):
+            action = self._joint_action(goal)
+        elif isinstance(goal, PlaceGoal):
+            action = self._place_action(goal)
+        else:  # pragma: no cover - guarded in __init__
+            raise TypeError(type(goal))
+        self.phase.steps += 1
+        if self.noise > 0.0:
+            action[:6] += self.rng.normal(0.0, self.noise, 6)
+        return np.clip(action, -1.0, 1.0).astype(np.float32)
+
+    # motion helpers -----------------------------------------------------------------
+    def _move(self, target: np.ndarray, target_orn: np.ndarray | None, suction: bool) -> np.ndarray:
+        pos, orn = self.env.scene.robot.ee_pose()
+        action = np.zeros(7)
+        action[:3] = np.clip((target - pos) / self.env.max_translation, -1.0, 1.0)
+        if target_orn is not None:
+            rel = quat_multiply(quat_conjugate(orn), target_orn)
+            rel = rel if rel[3] >= 0 else -rel
+            angle = 2.0 * np.arccos(np.clip(rel[3], -1.0, 1.0))
+            if angle > 1e-6:
+                axis = rel[:3] / max(np.linalg.norm(rel[:3]), 1e-9)
+                action[3:6] = np.clip(axis * angle / self.env.max_rotation, -1.0, 1.0)
+        action[6] = 1.0 if suction else -1.0
+        return action
+
+    def _at(self, target: np.ndarray, target_orn: np.ndarray | None, tol: float = 0.01) -> bool:
+        pos, orn = self.env.scene.robot.ee_pose()
+        close = np.linalg.norm(target - pos) < tol
+        aligned = target_orn is None or quat_angle_between(orn, target_orn) < np.radians(8)
+        return bool(close and aligned)
+
+    def _switch(self, name: str) -> None:
+        self.phase = _Phase(name)
+
+    # joint goals ----------------------------------------------------------------------------
+    def _joint_action(self, goal: JointGoal) -> np.ndarray:
+        obj = self.env.scene.objects[goal.object]
+        point, normal = interaction_frame(self.env, obj, goal.link)
+        axis = approach_axis(normal)
+        approach_orn = quat_align_z(self.env.scene.robot.ee_pose()[1], axis)
+        pre = point - axis * _PRE_CONTACT
+        if self.phase.name == "approach":
+            if self._at(pre, approach_orn, tol=0.015) or self.phase.steps > 60:
+                self._switch("contact")
+            return self._move(pre, approach_orn, suction=False)
+        if self.phase.name == "contact":
+            if not goal.requires_grasp:
+                return self._move(point + axis * 0.03, approach_orn, suction=False)
+            if self.env.scene.robot.attachment is not None:
+                self._switch("actuate")
+            elif self.phase.steps > 30:
+                self._switch("approach")
+            return self._move(point + axis * 0.01, approach_orn, suction=True)
+        if self.env.scene.robot.attachment is None:
+            self._switch("approach")
+            return self._move(pre, approach_orn, suction=False)
+        return self._actuate(goal, obj)
+
+    def _actuate(self, goal: JointGoal, obj: SceneObject) -> np.ndarray:
+        backend = self.env.backend
+        index = obj.joint_index[goal.joint]
+        info = backend.joint_infos(obj.body)[index]
+        frame_pos, frame_orn = backend.get_link_poses(obj.body, [index])
+        axis = quat_rotate(frame_orn[0], np.asarray(info.axis, dtype=float))
+        sign = 1.0 if goal.direction == "open" else -1.0
+        eef, orn = self.env.scene.robot.ee_pose()
+        action = np.zeros(7)
+        action[6] = 1.0
+        if info.type == "prismatic":
+            action[:3] = sign * axis / np.max(np.abs(axis))
+            return action
+        lever = eef - frame_pos[0]
+        lever -= np.dot(lever, axis) * axis
+        if np.linalg.norm(lever) < 0.02:
+            local_axis = quat_to_matrix(orn).T @ axis
+            action[3:6] = sign * local_axis / np.max(np.abs(local_axis))
+            return action
+        tangent = np.cross(axis, lever)
+        tangent /= np.linalg.norm(tangent)
+        # pull slightly towards the hinge so the gripper follows the arc
+        inward = -lever / np.linalg.norm(lever) * 0.15
+        direction = sign * tangent + inward
+        action[:3] = direction / np.max(np.abs(direction))
+        return action
+
+    # place goals ---------------------------------------------------------------------------
+    def _place_action(self, goal: PlaceGoal) -> np.ndarray:
+        view = self.env.view
+        lo, hi = view.aabb(goal.object)
+        t_lo, t_hi = view.aabb(goal.target)
+        top = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, hi[2]])
+        down = quat_align_z(self.env.scene.robot.ee_pose()[1], np.array([0.0, 0.0, -1.0]))
+        attached = self.env.scene.robot.attachment is not None
+        carry_z = t_hi[2] + (hi[2] - lo[2]) + 0.08
+        above = np.array([(t_lo[0] + t_hi[0]) / 2, (t_lo[1] + t_hi[1]) / 2, carry_z])
+        name = self.phase.name
+        if name == "approach":
+            pre = top + np.array([0, 0, _PRE_CONTACT])
+            if self._at(pre, down, tol=0.015) or self.phase.steps > 60:
+                self._switch("contact")
+            return self._move(pre, down, suction=False)
+        if name == "contact":
+            if attached:
+                self._switch("lift")
+            elif self.phase.steps > 30:
+                self._switch("approach")
+            return self._move(top - np.array([0, 0, 0.01]), down, suction=True)
+        if not attached and name != "release":
+            self._switch("approach")
+            return self._move(top + np.array([0, 0, _PRE_CONTACT]), down, suction=False)
+        if name == "lift":
+            pos, _ = self.env.scene.robot.ee_pose()
+            lifted = np.array([pos[0], pos[1], carry_z])
+            if pos[2] > carry_z - 0.02:
+                self._switch("carry")
+            return self._move(lifted, down, suction=True)
+        if name == "carry":
+            if self._at(above, None, tol=0.02):
+                self._switch("lower")
+            return self._move(above, down, suction=True)
+        if name == "lower":
+            drop = above.copy()
+            drop[2] = t_hi[2] + (hi[2] - lo[2]) + 0.01 if goal.relation == "on" else t_hi[2] + 0.02
+            if self._at(drop, None, tol=0.015) or self.phase.steps > 40:
+                self._switch("release")
+            return self._move(drop, down, suction=True)
+        return self._move(above + np.array([0, 0, 0.05]), down, suction=False)

@@ -1,0 +1,3 @@
+"""simjudge.tasks."""
+
+__all__: list[str] = []

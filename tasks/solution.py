@@ -1,0 +1,115 @@
+"""Solutions: a scene plus ordered subtask supervision (RoboGen / VERGSA).
+
+A proposer (an LLM, or the template baseline) turns a task into a
+:class:`Solution`: the scene configuration followed by subtasks, each either a
+``primitive`` block (motion-planning calls such as
+``rgbs, final_state = grasp_object_link(self, "Cabinet", "link_1")`` then
+``success = check_grasped(self, "Cabinet", "link_1")``) or a ``reward`` block
+(``def _compute_reward(self): ... return reward, success``) learned with SAC.
+Validation errors give the field's path, e.g.
+``solution.subtasks[2].kind must be 'primitive' or 'reward', got 'rl'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from simjudge.envs.scene import SceneConfig, _format_validation_error
+
+__all__ = ["Subtask", "Solution", "SolutionError", "SUBTASK_KINDS", "ACTION_SPACES"]
+
+SUBTASK_KINDS: tuple[str, ...] = ("primitive", "reward")
+ACTION_SPACES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
+
+
+class SolutionError(ValueError):
+    """A solution is malformed; the message gives each field path and the fix."""
+
+
+class Subtask(BaseModel):
+    """One step of a solution.
+
+    Attributes:
+        name: Short imperative name (``grasp the drawer handle``).
+        kind: ``primitive`` (motion planning) or ``reward`` (RL with SAC).
+        code: The primitive block or the reward function source.
+        action_space: Translation mode for ``reward`` subtasks.
+        description: Optional free text.
+        budget_steps: Env-step budget for ``reward`` subtasks (SAC); None = default.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    kind: str
+    code: str = Field(min_length=1)
+    action_space: str = "delta-translation"
+    description: str = ""
+    budget_steps: int | None = Field(default=None, ge=1)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if value not in SUBTASK_KINDS:
+            raise ValueError(f"must be 'primitive' or 'reward', got {value!r}")
+        return value
+
+    @field_validator("action_space")
+    @classmethod
+    def _action_space(cls, value: str) -> str:
+        if value not in ACTION_SPACES:
+            raise ValueError(f"must be one of {list(ACTION_SPACES)}, got {value!r}")
+        return value
+
+
+class Solution(BaseModel):
+    """A proposed way to do a task.
+
+    Attributes:
+        task: Task name the solution is for.
+        description: Task description.
+        scene: Scene configuration.
+        subtasks: Ordered subtasks; each starts from the previous one's end state.
+        provenance: Where it came from (proposer, model, temperature, seed, exemplars).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str
+    description: str = ""
+    scene: SceneConfig
+    subtasks: tuple[Subtask, ...] = Field(min_length=1)
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> Solution:
+        """Validate a dict; raise :class:`SolutionError` naming every bad field."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise SolutionError(_format_validation_error(exc, "solution")) from None
+
+    @classmethod
+    def from_yaml(cls, source: str | Path) -> Solution:
+        """Load from a YAML file or YAML text."""
+        text = Path(source).read_text() if isinstance(source, Path) or (
+            "\n" not in str(source) and Path(str(source)).exists()
+        ) else str(source)
+        data = yaml.safe_load(text)
+        if not isinstance(data, dict):
+            raise SolutionError("a solution YAML must be a mapping with scene and subtasks")
+        return cls.parse(data)
+
+    def to_yaml(self) -> str:
+        """YAML text that :meth:`from_yaml` reads back."""
+        return yaml.safe_dump(self.model_dump(mode="json", by_alias=True), sort_keys=False, width=100)
+
+    def prefix(self, k: int) -> Solution:
+        """The solution truncated to its first ``k`` subtasks (VERGSA prefixes)."""
+        if not 1 <= k <= len(self.subtasks):
+            raise ValueError(f"prefix length must be in [1, {len(self.subtasks)}], got {k}")
+        return self.model_copy(update={"subtasks": self.subtasks[:k]})
