@@ -114,7 +114,9 @@ class AssetCatalogue:
         for item in data["assets"]:
             tree = None
             if item.get("tree"):
-                tree = ArticulationTree.from_json((self.root / item["tree"]).read_text(encoding="utf-8"))
+                tree = ArticulationTree.from_json(
+                    (self.root / item["tree"]).read_text(encoding="utf-8")
+                )
             meta = json.loads((self.root / item["meta"]).read_text(encoding="utf-8"))
             self._entries[item["asset_id"]] = AssetEntry(
                 asset_id=item["asset_id"],

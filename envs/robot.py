@@ -28,6 +28,8 @@ _FINGER_JOINTS = [9, 10]
 _HAND_LINK = 8
 _SUCTION_LINKS = (8, 9, 10)
 _EE_LINK = 11
+_SUCTION_FORCE = 300.0
+"""Largest force (N) the suction weld transmits."""
 _SUCTION_REACH = 0.015
 """Largest gap (m) between a finger pad and a surface at which suction grips."""
 
@@ -120,7 +122,7 @@ class PandaSuction:
     def command(self, qpos: np.ndarray) -> None:
         """Drive the arm towards ``qpos``; keep the fingers closed."""
         self.backend.set_joint_position_targets(
-            self.body, self.arm_joints, qpos, _ARM_FORCES, position_gain=0.25
+            self.body, self.arm_joints, qpos, _ARM_FORCES, position_gain=0.4
         )
         self.backend.set_joint_position_targets(
             self.body, _FINGER_JOINTS, np.zeros(2), np.full(2, 40.0), position_gain=0.3
@@ -152,14 +154,14 @@ class PandaSuction:
         if not candidates:
             return None
         _, body, link = candidates[0]
-        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=300.0)
+        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=_SUCTION_FORCE)
         self.attachment = Attachment(body, link, cid)
         return self.attachment
 
     def attach(self, body: int, link: int) -> Attachment:
         """Weld a given link to the hand in the current relative pose (for state restore)."""
         self.release()
-        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=300.0)
+        cid = self.backend.create_fixed_constraint(self.body, _HAND_LINK, body, link, max_force=_SUCTION_FORCE)
         self.attachment = Attachment(body, link, cid)
         self.suction_on = True
         return self.attachment

@@ -53,7 +53,11 @@ class UnknownNameError(LookupError):
         close = difflib.get_close_matches(str(name), valid, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         place = f" of {where}" if where else ""
-        super().__init__(f"unknown {kind} {name!r}{place}; valid {kind}s are {valid}.{hint}")
+        if valid:
+            text = f"unknown {kind} {name!r}{place}; valid {kind}s are {valid}.{hint}"
+        else:
+            text = f"unknown {kind} {name!r}{place}: {where or 'the scene'} has no {kind}s."
+        super().__init__(text)
         self.kind = kind
         self.name = name
         self.valid = valid

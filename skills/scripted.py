@@ -28,6 +28,7 @@ from simjudge.envs.transforms import (
     quat_align_z,
     quat_angle_between,
     quat_conjugate,
+    quat_from_axis_angle,
     quat_multiply,
     quat_rotate,
     quat_to_matrix,
@@ -105,10 +106,12 @@ class ScriptedPolicy:
         self.noise = float(noise)
         self.rng = np.random.default_rng(seed)
         self.phase = _Phase("approach")
+        self._arc_radius: float | None = None
 
     def reset(self) -> None:
         """Start again from the approach phase."""
         self.phase = _Phase("approach")
+        self._arc_radius = None
 
     def __call__(self, obs=None) -> np.ndarray:
         """The next action."""
@@ -147,6 +150,7 @@ class ScriptedPolicy:
 
     def _switch(self, name: str) -> None:
         self.phase = _Phase(name)
+        self._arc_radius = None
 
     # joint goals ----------------------------------------------------------------------------
     def _joint_action(self, goal: JointGoal) -> np.ndarray:
@@ -185,18 +189,22 @@ class ScriptedPolicy:
         if info.type == "prismatic":
             action[:3] = sign * axis / np.max(np.abs(axis))
             return action
-        lever = eef - frame_pos[0]
+        pivot = frame_pos[0]
+        lever = eef - pivot
         lever -= np.dot(lever, axis) * axis
-        if np.linalg.norm(lever) < 0.02:
-            local_axis = quat_to_matrix(orn).T @ axis
-            action[3:6] = sign * local_axis / np.max(np.abs(local_axis))
-            return action
-        tangent = np.cross(axis, lever)
-        tangent /= np.linalg.norm(tangent)
-        # pull slightly towards the hinge so the gripper follows the arc
-        inward = -lever / np.linalg.norm(lever) * 0.15
-        direction = sign * tangent + inward
-        action[:3] = direction / np.max(np.abs(direction))
+        radius = float(np.linalg.norm(lever))
+        if self._arc_radius is None:
+            self._arc_radius = radius
+        # The suction weld fixes the gripper to the part, so the gripper must turn
+        # with it: rotate the whole gripper pose about the joint axis by dθ.
+        step = min(0.9 * self.env.max_rotation, 0.8 * self.env.max_translation / max(radius, 1e-6))
+        turn = quat_from_axis_angle(axis * sign * step)
+        target = pivot + quat_rotate(turn, eef - pivot)
+        if radius > 1e-3:  # correct radial drift so the grasp stays on its circle
+            target += (self._arc_radius - radius) * lever / radius
+        action[:3] = np.clip((target - eef) / self.env.max_translation, -1.0, 1.0)
+        local_axis = quat_to_matrix(orn).T @ axis
+        action[3:6] = np.clip(local_axis * sign * step / self.env.max_rotation, -1.0, 1.0)
         return action
 
     # place goals ---------------------------------------------------------------------------

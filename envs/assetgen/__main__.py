@@ -13,7 +13,9 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     """Write the assets, or with ``--check`` report files out of sync (exit code 1)."""
     parser = argparse.ArgumentParser(prog="python -m simjudge.envs.assetgen", description=__doc__)
-    parser.add_argument("out_dir", nargs="?", default=None, help="assets root (default: package assets)")
+    parser.add_argument(
+        "out_dir", nargs="?", default=None, help="assets root (default: package assets)"
+    )
     parser.add_argument("--check", action="store_true", help="only compare; do not write")
     args = parser.parse_args(argv)
     if args.check:

@@ -78,10 +78,16 @@ def build_microwave(s: ParamSampler, asset_id: str) -> Blueprint:
     )
     h_rgba = HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))]
     add_bar_handle(
-        b, door, (0.0, free_edge_y(front, hinge, 0.035), dh / 2), length=min(0.14, 0.6 * dh),
+        b,
+        door,
+        (0.0, free_edge_y(front, hinge, 0.035), dh / 2),
+        length=min(0.14, 0.6 * dh),
         rgba=h_rgba,
     )
-    kinds = {"buttons": ["button"] * s.integer("n_buttons", 2, 3), "dial+button": ["dial", "button"]}
+    kinds = {
+        "buttons": ["button"] * s.integer("n_buttons", 2, 3),
+        "dial+button": ["dial", "button"],
+    }
     stack = kinds.get(controls, ["dial", "dial"])
     y = (panel.lo0 + panel.hi0) / 2
     step = (z_hi - z_lo) / (len(stack) + 1)
@@ -116,16 +122,24 @@ def build_oven(s: ParamSampler, asset_id: str) -> Blueprint:
     shapes += [
         slab((-d / 2, y0, strip_lo), (-d / 2 + 0.02, y1, h - wall), DARK),
         slab((-d / 2, y0, strip_lo - wall), (d / 2 - wall, y1, strip_lo), body),
-        slab((-d / 2 + 0.04, y0, (foot + strip_lo) / 2), (d / 2 - wall, y1, (foot + strip_lo) / 2 + 0.006), DARK),
+        slab(
+            (-d / 2 + 0.04, y0, (foot + strip_lo) / 2),
+            (d / 2 - wall, y1, (foot + strip_lo) / 2 + 0.006),
+            DARK,
+        ),
     ]
     b = ObjectBuilder(asset_id)
     b.set_base(shapes, mass=10.0, semantic="body")
     front = _shrink(Rect(y0, y1, foot + wall, strip_lo - wall))
     dw, dh = front.size0, front.size1
     glass = slab((-0.002, -dw / 2 + 0.05, 0.05), (0.0, dw / 2 - 0.05, dh - 0.075), _WINDOW)
-    door = add_flap_door(b, "base", front, -d / 2, thickness=0.025, mass=1.5, rgba=body, decor=[glass])
+    door = add_flap_door(
+        b, "base", front, -d / 2, thickness=0.025, mass=1.5, rgba=body, decor=[glass]
+    )
     h_rgba = HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))]
-    add_bar_handle(b, door, (0.0, 0.0, dh - 0.035), length=min(0.3, 0.6 * dw), along="y", rgba=h_rgba)
+    add_bar_handle(
+        b, door, (0.0, 0.0, dh - 0.035), length=min(0.3, 0.6 * dw), along="y", rgba=h_rgba
+    )
     span = (w / 2 - 0.06) * 2
     z = h - wall - strip / 2
     for k in range(n_dials):
@@ -133,7 +147,9 @@ def build_oven(s: ParamSampler, asset_id: str) -> Blueprint:
         if with_button and k == n_dials - 1:
             add_button(b, "base", (-d / 2, y, z), rgba=BUTTON_COLOURS[0])
         else:
-            add_dial(b, "base", (-d / 2, y, z), radius=0.021, rgba=HANDLE_COLOURS["chrome"], marker=DARK)
+            add_dial(
+                b, "base", (-d / 2, y, z), radius=0.021, rgba=HANDLE_COLOURS["chrome"], marker=DARK
+            )
     summary = (
         f"A {w * 100:.0f} cm wide oven whose door folds down towards the robot, with "
         f"{n_dials} controls ({'dials and a button' if with_button else 'dials'}) above the door."
@@ -157,9 +173,18 @@ def build_refrigerator(s: ParamSampler, asset_id: str) -> Blueprint:
     if layout == "side_by_side":
         div = s.uniform("divider_y", -0.04, 0.04)
         shapes.append(slab((-d / 2, div - wall / 2, z0), (d / 2 - wall, div + wall / 2, z1), body))
-        doors = [(Rect(div + wall / 2, y1, z0, z1), "left", 0.5), (Rect(y0, div - wall / 2, z0, z1), "right", 0.5)]
+        doors = [
+            (Rect(div + wall / 2, y1, z0, z1), "left", 0.5),
+            (Rect(y0, div - wall / 2, z0, z1), "right", 0.5),
+        ]
         for lo, hi in ((div + wall / 2, y1), (y0, div - wall / 2)):
-            shapes.append(slab((-d / 2 + 0.05, lo, (z0 + z1) / 2), (d / 2 - wall, hi, (z0 + z1) / 2 + 0.008), body))
+            shapes.append(
+                slab(
+                    (-d / 2 + 0.05, lo, (z0 + z1) / 2),
+                    (d / 2 - wall, hi, (z0 + z1) / 2 + 0.008),
+                    body,
+                )
+            )
     else:
         frac = 0.64 if layout == "top_freezer" else 0.36
         div = z0 + (z1 - z0) * frac
@@ -173,11 +198,15 @@ def build_refrigerator(s: ParamSampler, asset_id: str) -> Blueprint:
     b.set_base(shapes, mass=15.0, semantic="body")
     for rect, side, rel in doors:
         front = _shrink(rect)
-        door = add_side_door(b, "base", front, -d / 2, thickness=0.028, hinge=side, mass=1.6, rgba=body)
+        door = add_side_door(
+            b, "base", front, -d / 2, thickness=0.028, hinge=side, mass=1.6, rgba=body
+        )
         length = min(0.16, 0.5 * front.size1)
         z = min(max(rel * front.size1, length / 2 + 0.02), 0.62 - front.lo1)
         z = min(z, front.size1 - length / 2 - 0.02)
-        add_bar_handle(b, door, (0.0, free_edge_y(front, side, 0.035), z), length=length, rgba=h_rgba)
+        add_bar_handle(
+            b, door, (0.0, free_edge_y(front, side, 0.035), z), length=length, rgba=h_rgba
+        )
     summary = (
         f"A {h * 100:.0f} cm tall two-door refrigerator ({layout.replace('_', ' ')}); each "
         "door swings open towards the robot when its handle is pulled."
@@ -199,13 +228,21 @@ def build_safe(s: ParamSampler, asset_id: str) -> Blueprint:
     shapes = hollow_box((-d / 2, -w / 2, foot), (d / 2, w / 2, h), wall, body)
     shapes += _feet(-d / 2, d / 2, -w / 2, w / 2, foot, DARK)
     shelf_z = (foot + h) / 2
-    shapes.append(slab((-d / 2 + 0.05, -w / 2 + wall, shelf_z), (d / 2 - wall, w / 2 - wall, shelf_z + 0.01), body))
+    shapes.append(
+        slab(
+            (-d / 2 + 0.05, -w / 2 + wall, shelf_z),
+            (d / 2 - wall, w / 2 - wall, shelf_z + 0.01),
+            body,
+        )
+    )
     b = ObjectBuilder(asset_id)
     b.set_base(shapes, mass=20.0, semantic="body")
     front = _shrink(Rect(-w / 2 + wall, w / 2 - wall, foot + wall, h - wall))
     dw, dh = front.size0, front.size1
     door = add_side_door(b, "base", front, -d / 2, thickness=0.04, hinge=hinge, mass=3.0, rgba=body)
-    add_dial(b, door, (0.0, free_edge_y(front, hinge, 0.55 * dw), 0.64 * dh), radius=dial_r, depth=0.018)
+    add_dial(
+        b, door, (0.0, free_edge_y(front, hinge, 0.55 * dw), 0.64 * dh), radius=dial_r, depth=0.018
+    )
     if handle == "lever":
         at = (0.0, free_edge_y(front, hinge, 0.075), 0.3 * dh)
         add_bar_handle(b, door, at, length=0.09, along="y", rgba=h_rgba)
@@ -221,22 +258,34 @@ def build_safe(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Microwave", "articulated", build_microwave, 5,
+        "Microwave",
+        "articulated",
+        build_microwave,
+        5,
         "Width 0.4-0.55 m, height 0.24-0.34 m, depth 0.28-0.355 m, hinge side (control panel "
         "opposite), controls (2-3 buttons, dial and button, two dials), colours.",
     ),
     CategorySpec(
-        "Oven", "articulated", build_oven, 5,
+        "Oven",
+        "articulated",
+        build_oven,
+        5,
         "Width 0.4-0.6 m, height 0.34-0.5 m, depth 0.3-0.355 m, 2-4 dials, optional push "
         "button, control strip height, colours.",
     ),
     CategorySpec(
-        "Refrigerator", "articulated", build_refrigerator, 5,
+        "Refrigerator",
+        "articulated",
+        build_refrigerator,
+        5,
         "Height 0.6-0.72 m, width 0.36-0.5 m, depth 0.28-0.355 m, layout (side by side, "
         "freezer on top, freezer at the bottom), hinge side, colours.",
     ),
     CategorySpec(
-        "Safe", "articulated", build_safe, 5,
+        "Safe",
+        "articulated",
+        build_safe,
+        5,
         "Width 0.3-0.44 m, height 0.3-0.48 m, depth 0.28-0.355 m, hinge side, bar, lever or "
         "knob handle, dial radius, colours.",
     ),

@@ -44,7 +44,9 @@ def _lid_handle(b: ObjectBuilder, lid: str, style: str, depth: float, t: float, 
     elif style == "knob":
         add_knob_handle(b, lid, (-depth + 0.04, 0.0, t), facing="top", rgba=rgba)
     else:
-        add_bar_handle(b, lid, (-depth + 0.045, 0.0, t), length=0.08, along="y", facing="top", rgba=rgba)
+        add_bar_handle(
+            b, lid, (-depth + 0.045, 0.0, t), length=0.08, along="y", facing="top", rgba=rgba
+        )
 
 
 def build_box(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -60,8 +62,19 @@ def build_box(s: ParamSampler, asset_id: str) -> Blueprint:
     b = ObjectBuilder(asset_id)
     b.set_base(hollow_box((-d / 2, -w / 2, 0.0), (d / 2, w / 2, h), wall, colour, "top"), mass=0.8)
     upper = s.uniform("lid_upper", 1.75, 2.0)
-    lid = add_lid(b, "base", Rect(-d / 2, d / 2, -w / 2, w / 2), h, thickness=t, mass=0.2, rgba=lid_rgba, upper=upper)
-    _lid_handle(b, lid, handle, d, t, HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))])
+    lid = add_lid(
+        b,
+        "base",
+        Rect(-d / 2, d / 2, -w / 2, w / 2),
+        h,
+        thickness=t,
+        mass=0.2,
+        rgba=lid_rgba,
+        upper=upper,
+    )
+    _lid_handle(
+        b, lid, handle, d, t, HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))]
+    )
     summary = (
         f"A {w * 100:.0f} x {d * 100:.0f} x {h * 100:.0f} cm box with a lid hinged at the back; "
         "lift the lid by its front edge or handle to open it, and put things inside."
@@ -81,7 +94,9 @@ def build_trash_can(s: ParamSampler, asset_id: str) -> Blueprint:
     if shape == "square":
         w = s.uniform("width", 0.2, 0.32)
         d = s.uniform("depth", 0.2, 0.32)
-        b.set_base(hollow_box((-d / 2, -w / 2, 0.0), (d / 2, w / 2, h), 0.012, colour, "top"), mass=2.0)
+        b.set_base(
+            hollow_box((-d / 2, -w / 2, 0.0), (d / 2, w / 2, h), 0.012, colour, "top"), mass=2.0
+        )
         top = Rect(-d / 2 - 0.005, d / 2, -w / 2 - 0.005, w / 2 + 0.005)
         lid = add_lid(b, "base", top, h, thickness=t, mass=0.3, rgba=lid_rgba, upper=1.85)
         depth = top.size0
@@ -93,9 +108,13 @@ def build_trash_can(s: ParamSampler, asset_id: str) -> Blueprint:
         b.set_base(shapes, mass=2.0)
         lid_shape = [cylinder(r + 0.005, t, (-r - 0.008, 0.0, t / 2), lid_rgba)]
         top = Rect(-r - 0.018, r + 0.002, -r, r)
-        lid = add_lid(b, "base", top, h, thickness=t, mass=0.3, rgba=lid_rgba, upper=1.85, shapes=lid_shape)
+        lid = add_lid(
+            b, "base", top, h, thickness=t, mass=0.3, rgba=lid_rgba, upper=1.85, shapes=lid_shape
+        )
         depth = 2 * r + 0.013
-    _lid_handle(b, lid, handle, depth, t, HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))])
+    _lid_handle(
+        b, lid, handle, depth, t, HANDLE_COLOURS[s.choice("handle_colour", list(HANDLE_COLOURS))]
+    )
     summary = (
         f"A {h * 100:.0f} cm tall {shape} trash can whose lid is hinged at the back; lift the "
         "lid to open it and drop things inside."
@@ -119,7 +138,11 @@ def build_kettle(s: ParamSampler, asset_id: str) -> Blueprint:
     shapes.append(
         box(
             (0.03, length, 0.024),
-            (0.0, -r - length / 2 * math.cos(angle) + 0.012, 0.55 * h + length / 2 * math.sin(angle)),
+            (
+                0.0,
+                -r - length / 2 * math.cos(angle) + 0.012,
+                0.55 * h + length / 2 * math.sin(angle),
+            ),
             colour,
             rpy=(-angle, 0.0, 0.0),
         )
@@ -137,8 +160,16 @@ def build_kettle(s: ParamSampler, asset_id: str) -> Blueprint:
     t = 0.014
     lid_shape = [cylinder(lr, t, (-lr, 0.0, t / 2), colour)]
     lid = add_lid(
-        b, "base", Rect(-lr, lr, -lr, lr), h, thickness=t, mass=0.08, rgba=colour,
-        upper=s.uniform("lid_upper", 1.6, 1.9), shapes=lid_shape, interaction=False,
+        b,
+        "base",
+        Rect(-lr, lr, -lr, lr),
+        h,
+        thickness=t,
+        mass=0.08,
+        rgba=colour,
+        upper=s.uniform("lid_upper", 1.6, 1.9),
+        shapes=lid_shape,
+        interaction=False,
     )
     add_knob_handle(b, lid, (-lr, 0.0, t), facing="top", rgba=DARK)
     summary = (
@@ -160,7 +191,10 @@ def build_dispenser(s: ParamSampler, asset_id: str) -> Blueprint:
         cap_r = s.uniform("cap_radius", 0.016, 0.022)
         neck = 0.025
         b.set_base(
-            [box((w, w, h), (0.0, 0.0, h / 2), colour), cylinder(0.013, neck, (0.0, 0.0, h + neck / 2), DARK)],
+            [
+                box((w, w, h), (0.0, 0.0, h / 2), colour),
+                cylinder(0.013, neck, (0.0, 0.0, h + neck / 2), DARK),
+            ],
             mass=0.6,
             semantic="bottle",
         )
@@ -171,22 +205,41 @@ def build_dispenser(s: ParamSampler, asset_id: str) -> Blueprint:
             box((0.05, 0.014, 0.012), (-0.025 - cap_r * 0.5, 0.0, lift + 0.012), DARK),
         ]
         b.add_part(
-            "base", "pump", "prismatic", (0.0, 0.0, h + neck), head, 0.03, axis=(0.0, 0.0, -1.0),
-            upper=travel, spring=True, interaction=Interaction((0.0, 0.0, lift + 0.018), (0.0, 0.0, 1.0)),
+            "base",
+            "pump",
+            "prismatic",
+            (0.0, 0.0, h + neck),
+            head,
+            0.03,
+            axis=(0.0, 0.0, -1.0),
+            upper=travel,
+            spring=True,
+            interaction=Interaction((0.0, 0.0, lift + 0.018), (0.0, 0.0, 1.0)),
         )
         summary = f"A {h * 100:.0f} cm tall soap dispenser; press its pump head down to dispense."
     else:
         w = s.uniform("width", 0.16, 0.26)
         d = s.uniform("depth", 0.12, 0.2)
         h = s.uniform("height", 0.08, 0.15)
-        b.set_base(hollow_box((-d / 2, -w / 2, 0.0), (d / 2, w / 2, h), 0.008, colour, "top"), mass=0.5)
+        b.set_base(
+            hollow_box((-d / 2, -w / 2, 0.0), (d / 2, w / 2, h), 0.008, colour, "top"), mass=0.5
+        )
         lid_rgba = BODY_COLOURS[s.choice("lid_colour", ["white", "graphite", "oak"])]
         lid = b.add_part(
-            "base", "lid", "prismatic", (-d / 2, 0.0, h), [slab((0.0, -w / 2, 0.0), (d, w / 2, 0.01), lid_rgba)],
-            0.1, axis=(1.0, 0.0, 0.0), upper=round(0.6 * d, 3),
+            "base",
+            "lid",
+            "prismatic",
+            (-d / 2, 0.0, h),
+            [slab((0.0, -w / 2, 0.0), (d, w / 2, 0.01), lid_rgba)],
+            0.1,
+            axis=(1.0, 0.0, 0.0),
+            upper=round(0.6 * d, 3),
         )
         add_bar_handle(b, lid, (0.035, 0.0, 0.01), length=0.07, along="y", facing="top", rgba=DARK)
-        summary = f"A {w * 100:.0f} cm wide wipes dispenser; slide its lid backwards by the handle to open it."
+        summary = (
+            f"A {w * 100:.0f} cm wide wipes dispenser; slide its lid backwards by the handle "
+            "to open it."
+        )
     return Blueprint(b, summary)
 
 
@@ -217,12 +270,18 @@ def build_toilet(s: ParamSampler, asset_id: str) -> Blueprint:
     b.set_base(shapes, mass=12.0, semantic="bowl")
     lid_rgba = BODY_COLOURS[s.choice("lid_colour", ["white", "cream", "oak"])]
     top = Rect(x0 - 0.005, xt - gap / 2, -bw / 2 - 0.005, bw / 2 + 0.005)
-    add_lid(b, "base", top, bh, thickness=0.02, mass=0.4, rgba=lid_rgba, upper=1.5, hinge_on_top=True)
+    add_lid(
+        b, "base", top, bh, thickness=0.02, mass=0.4, rgba=lid_rgba, upper=1.5, hinge_on_top=True
+    )
     side = bw / 2 + 0.027
     ys = {"left": [side], "right": [-side], "dual": [side, -side]}[flush]
     for k, y in enumerate(ys):
         add_button(
-            b, "base", (xt, y, th - 0.045), radius=0.016, travel=0.006,
+            b,
+            "base",
+            (xt, y, th - 0.045),
+            radius=0.016,
+            travel=0.006,
             rgba=BUTTON_COLOURS[2] if k == 0 else BUTTON_COLOURS[1],
         )
     summary = (
@@ -234,27 +293,42 @@ def build_toilet(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Box", "articulated", build_box, 5,
+        "Box",
+        "articulated",
+        build_box,
+        5,
         "Width 0.16-0.34 m, depth 0.12-0.28 m, height 0.07-0.18 m, lid thickness and "
         "opening angle, front tab, knob or top bar handle, colours.",
     ),
     CategorySpec(
-        "TrashCan", "articulated", build_trash_can, 5,
+        "TrashCan",
+        "articulated",
+        build_trash_can,
+        5,
         "Square (0.2-0.32 m) or round (radius 0.1-0.16 m) body, height 0.24-0.48 m, handle "
         "style, colours.",
     ),
     CategorySpec(
-        "Kettle", "articulated", build_kettle, 5,
+        "Kettle",
+        "articulated",
+        build_kettle,
+        5,
         "Body radius 0.065-0.09 m, height 0.14-0.22 m, lid size and opening angle, spout "
         "angle, colours.",
     ),
     CategorySpec(
-        "Dispenser", "articulated", build_dispenser, 5,
+        "Dispenser",
+        "articulated",
+        build_dispenser,
+        5,
         "Pump bottle (size, pump travel 12-20 mm, cap radius) or wipes box with a sliding "
         "lid (size), colours.",
     ),
     CategorySpec(
-        "Toilet", "articulated", build_toilet, 5,
+        "Toilet",
+        "articulated",
+        build_toilet,
+        5,
         "Bowl width 0.24-0.3 m, depth 0.22-0.27 m, height 0.2-0.3 m, tank depth and "
         "height, flush button on the left, right or both sides of the tank front, colours.",
     ),

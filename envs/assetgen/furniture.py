@@ -65,7 +65,11 @@ def build_storage_furniture(s: ParamSampler, asset_id: str) -> Blueprint:
     y_edges = [-w / 2 + _P, w / 2 - _P]
     if len(columns) == 2:
         y_div = s.uniform("divider_y", -0.05, 0.05)
-        shapes.append(slab((-d / 2, y_div - _P / 2, plinth + _P), (d / 2 - _P, y_div + _P / 2, h - _P), colour))
+        shapes.append(
+            slab(
+                (-d / 2, y_div - _P / 2, plinth + _P), (d / 2 - _P, y_div + _P / 2, h - _P), colour
+            )
+        )
         y_edges = [y_edges[0], y_div - _P / 2, y_div + _P / 2, y_edges[1]]
     cells: list[tuple[str, Rect]] = []
     z_lo, z_hi = plinth + _P, h - _P
@@ -97,7 +101,9 @@ def build_storage_furniture(s: ParamSampler, asset_id: str) -> Blueprint:
     return Blueprint(b, summary)
 
 
-def _add_drawer(b: ObjectBuilder, rect: Rect, d: float, handle: str, h_rgba: RGBA, rgba: RGBA) -> None:
+def _add_drawer(
+    b: ObjectBuilder, rect: Rect, d: float, handle: str, h_rgba: RGBA, rgba: RGBA
+) -> None:
     inner = (rgba[0] * 0.85, rgba[1] * 0.85, rgba[2] * 0.85, 1.0)
     depth = d - _P - 0.012
     drawer = add_drawer(b, "base", rect, -d / 2, depth=depth, mass=0.9, rgba=rgba, inner_rgba=inner)
@@ -153,7 +159,9 @@ def build_door(s: ParamSampler, asset_id: str) -> Blueprint:
     b.set_base(shapes, mass=6.0, semantic="frame")
     front = Rect(y0 + f + _GAP, y1 - f - _GAP, foot + sill + _GAP, h - f - _GAP)
     thick = min(0.025, fd - 0.01)
-    door = add_side_door(b, "base", front, x0, thickness=thick, hinge=hinge, mass=1.5, rgba=door_rgba)
+    door = add_side_door(
+        b, "base", front, x0, thickness=thick, hinge=hinge, mass=1.5, rgba=door_rgba
+    )
     z = min(0.5 * front.size1, 0.4)
     y = free_edge_y(front, hinge, 0.045)
     if handle == "lever":
@@ -208,7 +216,9 @@ def build_window(s: ParamSampler, asset_id: str) -> Blueprint:
         travel = (oy1 - oy0) / 2 - 0.03
         axis = (0.0, 1.0, 0.0)
     local = _sash_shapes(sash, (0.0, sash_t), rail, frame_rgba, origin=origin, bottom_rail=0.045)
-    link = b.add_part("base", "window", "prismatic", origin, local, 0.8, axis=axis, upper=round(travel, 3))
+    link = b.add_part(
+        "base", "window", "prismatic", origin, local, 0.8, axis=axis, upper=round(travel, 3)
+    )
     if slide == "up":
         add_bar_handle(b, link, (0.0, 0.0, 0.0225), length=0.1, along="y", rgba=h_rgba)
     else:
@@ -239,7 +249,11 @@ def _sash_shapes(
         slab((x0, y1 - rail, z0), (x1, y1, z1), rgba),
         slab((x0, y0 + rail, z0), (x1, y1 - rail, z0 + br), rgba),
         slab((x0, y0 + rail, z1 - rail), (x1, y1 - rail, z1), rgba),
-        slab(((x0 + x1) / 2 - 0.003, y0 + rail, z0 + br), ((x0 + x1) / 2 + 0.003, y1 - rail, z1 - rail), GLASS),
+        slab(
+            ((x0 + x1) / 2 - 0.003, y0 + rail, z0 + br),
+            ((x0 + x1) / 2 + 0.003, y1 - rail, z1 - rail),
+            GLASS,
+        ),
     ]
 
 
@@ -267,8 +281,16 @@ def build_chair(s: ParamSampler, asset_id: str) -> Blueprint:
     b.set_base(shapes, mass=3.0, semantic="frame")
     top = Rect(x0, x1 - leg - 0.006, -sw / 2 + _GAP, sw / 2 - _GAP)
     add_lid(
-        b, "base", top, sh - 0.02, thickness=0.02, mass=0.6, rgba=seat_rgba, upper=1.45,
-        hinge_on_top=True, semantic="seat",
+        b,
+        "base",
+        top,
+        sh - 0.02,
+        thickness=0.02,
+        mass=0.6,
+        rgba=seat_rgba,
+        upper=1.45,
+        hinge_on_top=True,
+        semantic="seat",
     )
     summary = (
         f"A folding chair with a {sw * 100:.0f} cm seat at {sh * 100:.0f} cm height; the seat "
@@ -279,22 +301,34 @@ def build_chair(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "StorageFurniture", "articulated", build_storage_furniture, 8,
+        "StorageFurniture",
+        "articulated",
+        build_storage_furniture,
+        8,
         "Layout cycles over drawers only, one door, door with drawers above, two columns "
         "and double doors; width 0.36-0.7 m, height 0.38-0.72 m, depth 0.3-0.355 m, number "
         "of drawers, hinge side, bar or knob handles, colours.",
     ),
     CategorySpec(
-        "Door", "articulated", build_door, 5,
+        "Door",
+        "articulated",
+        build_door,
+        5,
         "Frame width 0.36-0.56 m and height 0.5-0.72 m, frame profile, hinge side, bar, "
         "knob or lever handle, colours.",
     ),
     CategorySpec(
-        "Window", "articulated", build_window, 5,
+        "Window",
+        "articulated",
+        build_window,
+        5,
         "Width 0.4-0.64 m, height 0.4-0.7 m, sash sliding up or sideways, colours.",
     ),
     CategorySpec(
-        "FoldingChair", "articulated", build_chair, 5,
+        "FoldingChair",
+        "articulated",
+        build_chair,
+        5,
         "Seat width 0.24-0.34 m, depth 0.22-0.3 m, height 0.2-0.3 m, backrest height, colours.",
     ),
 )

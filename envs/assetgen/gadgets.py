@@ -21,7 +21,9 @@ _LEVER_W = 0.028
 _BULB = (1.0, 0.95, 0.7, 1.0)
 
 
-def _lever(b: ObjectBuilder, at: tuple[float, float, float], length: float, axis, upper: float, rgba) -> str:
+def _lever(
+    b: ObjectBuilder, at: tuple[float, float, float], length: float, axis, upper: float, rgba
+) -> str:
     """A lever pointing towards -x from a hub at ``at``; the contact is on its top near the tip."""
     t = 0.012
     hub_axis = "y" if axis[1] != 0.0 else "z"
@@ -30,7 +32,9 @@ def _lever(b: ObjectBuilder, at: tuple[float, float, float], length: float, axis
         box((length, _LEVER_W, t), (-length / 2, 0.0, 0.0), rgba),
     ]
     contact = Interaction((-length + 0.018, 0.0, t / 2), (0.0, 0.0, 1.0))
-    return b.add_part("base", "handle", "revolute", at, shapes, 0.06, axis=axis, upper=upper, interaction=contact)
+    return b.add_part(
+        "base", "handle", "revolute", at, shapes, 0.06, axis=axis, upper=upper, interaction=contact
+    )
 
 
 def build_faucet(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -51,16 +55,30 @@ def build_faucet(s: ParamSampler, asset_id: str) -> Blueprint:
     riser = 0.0
     if wide:
         riser = s.uniform("riser_height", 0.05, 0.08)
-        shapes += [cylinder(0.018, riser - 0.015, (0.03, y, (riser + 0.015) / 2), metal) for y in (-0.075, 0.075)]
+        shapes += [
+            cylinder(0.018, riser - 0.015, (0.03, y, (riser + 0.015) / 2), metal)
+            for y in (-0.075, 0.075)
+        ]
     b = ObjectBuilder(asset_id)
     b.set_base(shapes, mass=2.0, semantic="spout")
     if motion == "lift":
-        _lever(b, (0.03, 0.0, bh + 0.013), lever, (0.0, 1.0, 0.0), s.uniform("upper", 0.5, 0.7), metal)
+        _lever(
+            b, (0.03, 0.0, bh + 0.013), lever, (0.0, 1.0, 0.0), s.uniform("upper", 0.5, 0.7), metal
+        )
     elif motion == "swing":
-        _lever(b, (0.03, 0.0, bh + 0.01), lever, (0.0, 0.0, 1.0), s.uniform("upper", 1.2, 1.57), metal)
+        _lever(
+            b, (0.03, 0.0, bh + 0.01), lever, (0.0, 0.0, 1.0), s.uniform("upper", 1.2, 1.57), metal
+        )
     else:
         for y in (0.075, -0.075):
-            _lever(b, (0.03, y, riser + 0.01), min(lever, 0.08), (0.0, 0.0, -math.copysign(1.0, y)), 1.57, metal)
+            _lever(
+                b,
+                (0.03, y, riser + 0.01),
+                min(lever, 0.08),
+                (0.0, 0.0, -math.copysign(1.0, y)),
+                1.57,
+                metal,
+            )
     summary = {
         "lift": "lift its lever (push the lever tip up) to turn the water on",
         "swing": "swing its lever sideways to turn the water on",
@@ -93,14 +111,29 @@ def build_lamp(s: ParamSampler, asset_id: str) -> Blueprint:
         cylinder(sr, sh, (-arm, 0.0, -0.01 - sh / 2), colour),
         sphere(0.018, (-arm, 0.0, -0.01 - sh), _BULB),
     ]
-    axis, upper = ((0.0, 1.0, 0.0), s.uniform("upper", 0.6, 0.9)) if motion == "tilt" else ((0.0, 0.0, 1.0), 1.57)
+    axis, upper = (
+        ((0.0, 1.0, 0.0), s.uniform("upper", 0.6, 0.9))
+        if motion == "tilt"
+        else ((0.0, 0.0, 1.0), 1.57)
+    )
     b.add_part(
-        "base", "head", "revolute", (px, 0.0, ph + 0.03), head, 0.3, axis=axis, upper=upper,
+        "base",
+        "head",
+        "revolute",
+        (px, 0.0, ph + 0.03),
+        head,
+        0.3,
+        axis=axis,
+        upper=upper,
         interaction=Interaction((-arm, 0.0, 0.01), (0.0, 0.0, 1.0)),
     )
-    add_button(b, "base", (0.0, -fr * 0.55, ft), radius=0.015, travel=0.006, facing="top", rgba=DARK)
+    add_button(
+        b, "base", (0.0, -fr * 0.55, ft), radius=0.015, travel=0.006, facing="top", rgba=DARK
+    )
     verb = "tilts up" if motion == "tilt" else "swivels sideways"
-    return Blueprint(b, f"A {ph * 100:.0f} cm desk lamp whose head {verb}; a push switch sits on its foot.")
+    return Blueprint(
+        b, f"A {ph * 100:.0f} cm desk lamp whose head {verb}; a push switch sits on its foot."
+    )
 
 
 def build_laptop(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -121,10 +154,20 @@ def build_laptop(s: ParamSampler, asset_id: str) -> Blueprint:
         slab((-d + 0.012, -w / 2 + 0.012, -0.001), (-0.012, w / 2 - 0.012, 0.0), DARK),
     ]
     add_lid(
-        b, "base", Rect(-d / 2, d / 2, -w / 2, w / 2), bt + 0.002, thickness=st, mass=0.35, rgba=colour,
-        upper=s.uniform("upper", 1.8, 2.1), semantic="screen", shapes=lid,
+        b,
+        "base",
+        Rect(-d / 2, d / 2, -w / 2, w / 2),
+        bt + 0.002,
+        thickness=st,
+        mass=0.35,
+        rgba=colour,
+        upper=s.uniform("upper", 1.8, 2.1),
+        semantic="screen",
+        shapes=lid,
     )
-    return Blueprint(b, f"A {w * 100:.0f} cm wide laptop; lift the front edge of its screen to open it.")
+    return Blueprint(
+        b, f"A {w * 100:.0f} cm wide laptop; lift the front edge of its screen to open it."
+    )
 
 
 def _grid(span: float, size: float, wanted: int) -> list[float]:
@@ -154,27 +197,41 @@ def build_button_panel(s: ParamSampler, asset_id: str) -> Blueprint:
     for k, (at, facing) in enumerate(spots):
         add_button(b, "base", at, radius=r, travel=0.008, facing=facing, rgba=BUTTON_COLOURS[k % 4])
     where = "on its front face" if variant == "front" else "on top"
-    return Blueprint(b, f"A panel with {len(spots)} push buttons {where}; each springs back when released.")
+    return Blueprint(
+        b, f"A panel with {len(spots)} push buttons {where}; each springs back when released."
+    )
 
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Faucet", "articulated", build_faucet, 5,
+        "Faucet",
+        "articulated",
+        build_faucet,
+        5,
         "Lever motion (lift, swing, two swinging handles), body height 0.12-0.24 m, spout "
         "reach, lever length, finish and colours.",
     ),
     CategorySpec(
-        "Lamp", "articulated", build_lamp, 5,
+        "Lamp",
+        "articulated",
+        build_lamp,
+        5,
         "Head motion (tilt, swivel), foot radius, pole height 0.3-0.5 m, arm length, shade "
         "size, colours.",
     ),
     CategorySpec(
-        "Laptop", "articulated", build_laptop, 5,
+        "Laptop",
+        "articulated",
+        build_laptop,
+        5,
         "Width 0.26-0.36 m, depth 0.18-0.25 m, base and screen thickness, screen opening "
         "angle, colours.",
     ),
     CategorySpec(
-        "ButtonPanel", "articulated", build_button_panel, 5,
+        "ButtonPanel",
+        "articulated",
+        build_button_panel,
+        5,
         "Buttons on the front or on top, panel size, button radius 15-20 mm, 1-2 rows and "
         "2-4 columns (as many as fit), colours.",
     ),

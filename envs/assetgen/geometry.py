@@ -123,7 +123,14 @@ def _vec(v: tuple[float, ...] | list[float]) -> Vec3:
 def rpy_matrix(rpy: tuple[float, float, float] | list[float]) -> np.ndarray:
     """Rotation matrix of URDF roll-pitch-yaw angles (``Rz(yaw) Ry(pitch) Rx(roll)``)."""
     r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
     return np.array(
         [
             [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
@@ -133,7 +140,9 @@ def rpy_matrix(rpy: tuple[float, float, float] | list[float]) -> np.ndarray:
     )
 
 
-def transform(xyz: tuple[float, ...] | list[float], rpy: tuple[float, ...] | list[float]) -> np.ndarray:
+def transform(
+    xyz: tuple[float, ...] | list[float], rpy: tuple[float, ...] | list[float]
+) -> np.ndarray:
     """Homogeneous 4x4 transform of a translation and URDF roll-pitch-yaw."""
     t = np.eye(4)
     t[:3, :3] = rpy_matrix(rpy)

@@ -97,7 +97,6 @@ def free_edge_y(front: Rect, hinge: str, inset: float) -> float:
     return -(width - inset) if hinge == "left" else width - inset
 
 
-
 def add_flap_door(
     b: ObjectBuilder,
     parent: str,

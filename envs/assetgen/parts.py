@@ -79,7 +79,9 @@ def slab(lo: Vec3, hi: Vec3, rgba: RGBA) -> Shape:
     return box(size, centre, rgba)
 
 
-def hollow_box(lo: Vec3, hi: Vec3, wall: float, rgba: RGBA, open_side: str = "front") -> list[Shape]:
+def hollow_box(
+    lo: Vec3, hi: Vec3, wall: float, rgba: RGBA, open_side: str = "front"
+) -> list[Shape]:
     """Five panels of a box spanning ``lo``..``hi``, open at the ``front`` (-x) or ``top``.
 
     Why hollow: objects can be put inside cabinets, ovens and bins only if
@@ -119,7 +121,11 @@ def ring_walls(
     shapes = []
     for k in range(segments):
         angle = 2 * math.pi * k / segments
-        xyz = (centre[0] + inner * math.cos(angle), centre[1] + inner * math.sin(angle), z0 + height / 2)
+        xyz = (
+            centre[0] + inner * math.cos(angle),
+            centre[1] + inner * math.sin(angle),
+            z0 + height / 2,
+        )
         shapes.append(box((thickness, length, height), xyz, rgba, rpy=(0.0, 0.0, angle)))
     return shapes
 

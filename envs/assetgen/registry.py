@@ -190,8 +190,12 @@ def _catalogue_entry(asset: GeneratedAsset) -> dict:
         "dir": asset.rel_dir,
         "urdf": f"{asset.rel_dir}/mobility.urdf",
         "meta": f"{asset.rel_dir}/meta.json",
-        "tree": f"{asset.rel_dir}/articulation_tree.json" if "articulation_tree.json" in files else None,
-        "tree_text": f"{asset.rel_dir}/articulation_tree.txt" if "articulation_tree.txt" in files else None,
+        "tree": f"{asset.rel_dir}/articulation_tree.json"
+        if "articulation_tree.json" in files
+        else None,
+        "tree_text": f"{asset.rel_dir}/articulation_tree.txt"
+        if "articulation_tree.txt" in files
+        else None,
         "n_links": len(asset.meta["links"]),
         "n_joints": len(asset.meta["links"]) - 1,
         "movable_joints": asset.meta["movable_joints"],
@@ -214,7 +218,8 @@ def generate_files() -> dict[str, str]:
         "generator_version": GENERATOR_VERSION,
         "n_assets": len(entries),
         "categories": {
-            spec.name: {"kind": spec.kind, "n_instances": spec.n_instances} for spec in CATEGORY_SPECS
+            spec.name: {"kind": spec.kind, "n_instances": spec.n_instances}
+            for spec in CATEGORY_SPECS
         },
         "assets": entries,
     }

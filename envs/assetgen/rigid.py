@@ -37,8 +37,15 @@ def build_cube(s: ParamSampler, asset_id: str) -> Blueprint:
     a = s.uniform("side", 0.035, 0.07)
     rgba = s.choice("colour", _COLOURS)
     b = ObjectBuilder(asset_id)
-    b.set_base([box((a, a, a), (0.0, 0.0, a / 2), rgba)], _mass(a**3, 700.0), "cube", Interaction((0.0, 0.0, a), _UP))
-    return Blueprint(b, f"A {a * 100:.1f} cm cube that can be picked and placed.", default_fixed_base=False)
+    b.set_base(
+        [box((a, a, a), (0.0, 0.0, a / 2), rgba)],
+        _mass(a**3, 700.0),
+        "cube",
+        Interaction((0.0, 0.0, a), _UP),
+    )
+    return Blueprint(
+        b, f"A {a * 100:.1f} cm cube that can be picked and placed.", default_fixed_base=False
+    )
 
 
 def build_can(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -49,7 +56,9 @@ def build_can(s: ParamSampler, asset_id: str) -> Blueprint:
     b = ObjectBuilder(asset_id)
     shapes = [cylinder(r, h, (0.0, 0.0, h / 2), rgba)]
     b.set_base(shapes, _mass(math.pi * r * r * h, 600.0), "can", Interaction((0.0, 0.0, h), _UP))
-    return Blueprint(b, f"A {h * 100:.1f} cm tall can that can be picked and placed.", default_fixed_base=False)
+    return Blueprint(
+        b, f"A {h * 100:.1f} cm tall can that can be picked and placed.", default_fixed_base=False
+    )
 
 
 def build_bowl(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -64,12 +73,18 @@ def build_bowl(s: ParamSampler, asset_id: str) -> Blueprint:
     for k in range(n):
         yaw = 2 * math.pi * k / n
         radial = rb - t / 2 + wh / 2 * math.sin(tilt)
-        xyz = (radial * math.cos(yaw), radial * math.sin(yaw), t / 2 + wh / 2 * math.cos(tilt))
+        xyz = (radial * math.cos(yaw), radial * math.sin(yaw), t + wh / 2 * math.cos(tilt))
         shapes.append(box((t, seg, wh), xyz, rgba, rpy=(0.0, tilt, yaw)))
     b = ObjectBuilder(asset_id)
-    b.set_base(shapes, _mass(math.pi * rb * rb * t * 4, 1500.0), "bowl", Interaction((0.0, 0.0, t), _UP))
+    b.set_base(
+        shapes, _mass(math.pi * rb * rb * t * 4, 1500.0), "bowl", Interaction((0.0, 0.0, t), _UP)
+    )
     diameter = 2 * (rb + wh * math.sin(tilt))
-    return Blueprint(b, f"A {diameter * 100:.1f} cm wide bowl; things can be put into it.", default_fixed_base=False)
+    return Blueprint(
+        b,
+        f"A {diameter * 100:.1f} cm wide bowl; things can be put into it.",
+        default_fixed_base=False,
+    )
 
 
 def build_bread(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -88,7 +103,11 @@ def build_bread(s: ParamSampler, asset_id: str) -> Blueprint:
     ]
     b = ObjectBuilder(asset_id)
     b.set_base(shapes, _mass(length * w * h * 0.8, 250.0), "bread", Interaction((0.0, 0.0, h), _UP))
-    return Blueprint(b, f"A {length * 100:.1f} cm bread roll that can be picked and placed.", default_fixed_base=False)
+    return Blueprint(
+        b,
+        f"A {length * 100:.1f} cm bread roll that can be picked and placed.",
+        default_fixed_base=False,
+    )
 
 
 def build_table(s: ParamSampler, asset_id: str) -> Blueprint:
@@ -111,9 +130,13 @@ def build_table(s: ParamSampler, asset_id: str) -> Blueprint:
 
 
 CATEGORIES: tuple[CategorySpec, ...] = (
-    CategorySpec("Cube", "rigid", build_cube, 4, "Side 3.5-7 cm, colour; mass from size (0.05-0.3 kg)."),
+    CategorySpec(
+        "Cube", "rigid", build_cube, 4, "Side 3.5-7 cm, colour; mass from size (0.05-0.3 kg)."
+    ),
     CategorySpec("Cylinder", "rigid", build_can, 4, "Radius 2.2-3.5 cm, height 5-8 cm, colour."),
     CategorySpec("Bowl", "rigid", build_bowl, 3, "Base radius, wall height and flare, colour."),
-    CategorySpec("Bread", "rigid", build_bread, 3, "Length 6-8 cm, width 4.5-6 cm, height 4-5.5 cm."),
+    CategorySpec(
+        "Bread", "rigid", build_bread, 3, "Length 6-8 cm, width 4.5-6 cm, height 4-5.5 cm."
+    ),
     CategorySpec("Table", "rigid", build_table, 1, "None: the table matches the world constants."),
 )

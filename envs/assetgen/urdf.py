@@ -29,9 +29,9 @@ GRAVITY_ABS = 9.81
 
 _DEFAULTS: dict[str, tuple[float, float, float, float]] = {
     # type: (effort, velocity, damping, friction)
-    "revolute": (20.0, 3.0, 0.05, 0.05),
-    "prismatic": (40.0, 1.0, 0.5, 0.1),
-    "continuous": (2.0, 6.0, 0.005, 0.01),
+    "revolute": (5.0, 3.0, 0.05, 0.05),
+    "prismatic": (20.0, 1.0, 0.5, 0.1),
+    "continuous": (1.0, 6.0, 0.005, 0.01),
     "fixed": (0.0, 0.0, 0.0, 0.0),
 }
 _EFFORT_MARGIN = 4.0
@@ -116,7 +116,9 @@ class ObjectBuilder:
         """Define the base link (kind ``heavy``); must be called first."""
         if self.links:
             raise ValueError("set_base must be called before adding parts")
-        self.links.append(PartLink("base", semantic, "heavy", float(mass), list(shapes), interaction))
+        self.links.append(
+            PartLink("base", semantic, "heavy", float(mass), list(shapes), interaction)
+        )
         return "base"
 
     def add_part(
@@ -278,11 +280,14 @@ class ObjectBuilder:
             geometry = _geometry_xml(shape)
             origin = f'<origin xyz="{fmt_vec(shape.xyz)}" rpy="{fmt_vec(shape.rpy)}"/>'
             colour = "".join(f"{round(c * 255):02x}" for c in shape.rgba)
+            material = (
+                f'<material name="c{colour}"><color rgba="{fmt_vec(shape.rgba)}"/></material>'
+            )
             lines += [
                 "    <visual>",
                 f"      {origin}",
                 f"      <geometry>{geometry}</geometry>",
-                f'      <material name="c{colour}"><color rgba="{fmt_vec(shape.rgba)}"/></material>',
+                f"      {material}",
                 "    </visual>",
                 "    <collision>",
                 f"      {origin}",
@@ -304,7 +309,9 @@ class ObjectBuilder:
             effort = self._effort(link)
             lines.append(f'    <axis xyz="{fmt_vec(j.axis)}"/>')
             bounds = "" if j.type == "continuous" else f'lower="0" upper="{fmt(j.upper)}" '
-            lines.append(f'    <limit {bounds}effort="{fmt(effort)}" velocity="{fmt(j.velocity)}"/>')
+            lines.append(
+                f'    <limit {bounds}effort="{fmt(effort)}" velocity="{fmt(j.velocity)}"/>'
+            )
             lines.append(f'    <dynamics damping="{fmt(j.damping)}" friction="{fmt(j.friction)}"/>')
         lines.append("  </joint>")
         return lines
@@ -327,17 +334,34 @@ class ObjectBuilder:
         return ArticulationTree(asset_id=asset_id, category=category, links=links, joints=joints)
 
     def link_meta(self) -> dict[str, dict]:
-        """Per-link extra information for ``meta.json`` (semantics, joint, interaction)."""
+        """Per-link information for ``meta.json``.
+
+        ``axis`` is the joint axis in the link frame; ``axis_object`` the same
+        axis in the object frame at the closed configuration. ``interaction``
+        is in the link frame (valid in any configuration); ``interaction_object``
+        is the same contact in the object frame with every joint closed.
+        """
+        frames = self.link_transforms()
         out: dict[str, dict] = {}
         for link in self.links:
+            frame = frames[link.name]
             entry: dict = {"semantic": link.semantic, "kind": link.kind, "mass": _r(link.mass)}
             if link.joint is not None:
                 entry["joint"] = link.joint.name
                 entry["parent"] = link.joint.parent
                 entry["joint_type"] = link.joint.type
-                entry["axis"] = [_r(v) for v in link.joint.axis]
+                if link.joint.type != "fixed":
+                    axis = np.asarray(link.joint.axis)
+                    entry["axis"] = [_r(v) for v in axis]
+                    entry["axis_object"] = [_r(v) for v in frame[:3, :3] @ axis]
             if link.interaction is not None:
                 entry["interaction"] = link.interaction.to_dict()
+                point = frame[:3, :3] @ np.asarray(link.interaction.point) + frame[:3, 3]
+                normal = frame[:3, :3] @ np.asarray(link.interaction.normal)
+                entry["interaction_object"] = {
+                    "point": [_r(v) for v in point],
+                    "normal": [_r(v) for v in normal],
+                }
             entry.update(link.extra)
             out[link.name] = entry
         return out

@@ -29,17 +29,20 @@ from .errors import (
     Issue,
     MissingOutputError,
 )
-from .rules import KINDS, Kind, NodeRules
+from .rules import NodeRules
+from .syntax import KINDS, Kind
 
 __all__ = ["Analysis", "analyze", "check_source", "issues_to_error"]
 
 Mode = Literal["function", "block"]
 MAX_SOURCE_CHARS = 100_000
 REWARD_ENTRY_NAMES = ("_compute_reward", "compute_reward")
+# fmt: off
 SUCCESS_ENTRY_NAMES = (
     "_compute_success", "compute_success", "_check_success", "check_success",
     "is_success", "success",
-)  # fmt: skip
+)
+# fmt: on
 
 
 @dataclass
@@ -116,7 +119,9 @@ def check_source(
         Every issue (errors and warnings), sorted by line. Empty means the code
         compiles.
     """
-    return analyze(source, kind, api_names, allow_primitives, primitive_names=primitive_names).issues
+    return analyze(
+        source, kind, api_names, allow_primitives, primitive_names=primitive_names
+    ).issues
 
 
 def analyze(

@@ -18,26 +18,22 @@ from __future__ import annotations
 
 import ast
 import copy
-import math
 from collections.abc import Callable, Iterable, Mapping
 from types import CodeType
-from typing import Any, Literal
-
-import numpy as np
+from typing import Any, Literal, Self
 
 from . import policy
+from .bindings import api_wrapper, primitive_wrapper, to_bool, to_float
 from .checker import Analysis, analyze
 from .errors import (
-    CodeRuntimeError,
-    GeneratedCodeError,
     InvalidOutputError,
     Issue,
     MissingOutputError,
-    NonFiniteRewardError,
 )
 from .namespace import SAFE_BUILTINS, SAFE_MATH, SAFE_NUMPY, guard_helpers
-from .rules import Kind
-from .runtime import ExecutionLimits, RunState, StateToken, current_run, execute
+from .runtime import ExecutionLimits, RunState, StateToken, execute
+from .sandbox import SandboxWorker
+from .syntax import Kind
 from .transform import compile_guarded, looping_code_objects
 
 __all__ = [
@@ -53,70 +49,6 @@ __all__ = [
 
 Mode = Literal["inprocess", "subprocess"]
 ApiMapping = Mapping[str, Callable[..., Any]]
-
-
-def _detach(value: Any, depth: int = 0) -> Any:
-    """Copy arrays (also inside tuples/lists/dicts) so results do not alias state."""
-    kind = type(value)
-    if kind is float or kind is int or kind is bool or kind is str:
-        return value
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if depth < 4 and isinstance(value, tuple | list):
-        items = list(value)
-        for i, item in enumerate(items):
-            items[i] = _detach(item, depth + 1)
-        return tuple(items) if isinstance(value, tuple) else items
-    if depth < 4 and isinstance(value, dict):
-        return {k: _detach(v, depth + 1) for k, v in value.items()}
-    return value
-
-
-def _swap_token(
-    run: RunState, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    token, view = run.token, run.view
-    swapped = list(args)
-    for i, arg in enumerate(swapped):
-        if arg is token:
-            swapped[i] = view
-    for key, value in kwargs.items():
-        if value is token:
-            kwargs[key] = view
-    return tuple(swapped), kwargs
-
-
-def _api_wrapper(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        args, kwargs = _swap_token(current_run(), args, kwargs)
-        try:
-            result = fn(*args, **kwargs)
-        except (GeneratedCodeError, MemoryError):
-            raise
-        except Exception as exc:
-            raise CodeRuntimeError(f"{name}() failed: {type(exc).__name__}: {exc}") from exc
-        return _detach(result)
-
-    call.__name__ = call.__qualname__ = name
-    return call
-
-
-def _primitive_wrapper(name: str) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        run = current_run()
-        args, kwargs = _swap_token(run, args, kwargs)
-        with run.paused_clock():
-            try:
-                return run.primitives[name](*args, **kwargs)
-            except (GeneratedCodeError, MemoryError):
-                raise
-            except Exception as exc:
-                raise CodeRuntimeError(
-                    f"primitive {name}() failed: {type(exc).__name__}: {exc}"
-                ) from exc
-
-    call.__name__ = call.__qualname__ = name
-    return call
 
 
 class CompiledCode:
@@ -171,20 +103,17 @@ class CompiledCode:
         self.last_output = ""
         self._code: CodeType = compile_guarded(copy.deepcopy(analysis.tree))
         self._looping = looping_code_objects(self._code)
-        returns = [
-            node.lineno
-            for node in ast.walk(analysis.functions[self.entry])
-            if isinstance(node, ast.Return)
-        ] if self.entry else []
-        self._return_line = returns[0] if len(returns) == 1 else None
-        self._entry_takes_self = bool(
-            self.entry
-            and (analysis.functions[self.entry].args.posonlyargs + analysis.functions[self.entry].args.args)
-        )
+        self._return_line: int | None = None
+        self._entry_takes_self = False
+        if self.entry is not None:
+            fn = analysis.functions[self.entry]
+            returns = [n.lineno for n in ast.walk(fn) if isinstance(n, ast.Return)]
+            self._return_line = returns[0] if len(returns) == 1 else None
+            self._entry_takes_self = bool(fn.args.posonlyargs + fn.args.args)
         base: dict[str, Any] = {"__builtins__": SAFE_BUILTINS, "np": SAFE_NUMPY, "math": SAFE_MATH}
         base.update(guard_helpers())
-        base.update({name: _api_wrapper(name, fn) for name, fn in self._api.items()})
-        base.update({name: _primitive_wrapper(name) for name in analysis.primitives_used})
+        base.update({name: api_wrapper(name, fn) for name, fn in self._api.items()})
+        base.update({name: primitive_wrapper(name) for name in analysis.primitives_used})
         self._base = base
 
     def _execute(
@@ -215,47 +144,31 @@ class CompiledCode:
         return f"<{type(self).__name__} {where}>"
 
 
-def _to_float(value: Any, line: int | None) -> float:
-    if isinstance(value, np.ndarray):
-        if value.size != 1:
-            raise InvalidOutputError(
-                f"the reward must be a single number, got an array of shape {value.shape}; "
-                "reduce it, e.g. with np.sum(...) or np.linalg.norm(...)",
-                line,
-            )
-        value = value.reshape(()).item()
-    try:
-        reward = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidOutputError(
-            f"the reward must be a number, got {type(value).__name__}", line
-        ) from None
-    if not math.isfinite(reward):
-        raise NonFiniteRewardError(
-            f"the reward is {reward} (not a finite number); check for divisions by zero, "
-            "log(0) or overflowing values",
-            line,
-        )
-    return reward
+class _Evaluator(CompiledCode):
+    """A compiled kind that may run in a subprocess (reward and success)."""
+
+    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode):
+        if mode not in ("inprocess", "subprocess"):
+            raise ValueError(f"mode must be 'inprocess' or 'subprocess', got {mode!r}")
+        super().__init__(source, api, limits=limits)
+        self.mode = mode
+        self._worker: SandboxWorker | None = None
+        if mode == "subprocess":
+            self._worker = SandboxWorker(self.kind, source, dict(api), limits)
+
+    def close(self) -> None:
+        """Stop the subprocess worker, if any (a later call restarts it)."""
+        if self._worker is not None:
+            self._worker.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def _to_bool(value: Any, line: int | None, what: str = "success") -> bool:
-    if value is None:
-        raise MissingOutputError(f"{what} is None; it must be True or False", line)
-    if isinstance(value, np.ndarray):
-        if value.size != 1:
-            raise InvalidOutputError(
-                f"{what} must be a single bool, got an array of shape {value.shape}; "
-                "combine it with np.all(...) or np.any(...)",
-                line,
-            )
-        value = value.reshape(()).item()
-    if not isinstance(value, bool | int | float | np.bool_ | np.number):
-        raise InvalidOutputError(f"{what} must be a bool, got {type(value).__name__}", line)
-    return bool(value)
-
-
-class CompiledReward(CompiledCode):
+class CompiledReward(_Evaluator):
     """A reward function: ``reward(view) -> (reward: float, success: bool)``.
 
     Created by :func:`compile_reward`. In subprocess mode, call :meth:`close` (or use
@@ -264,50 +177,33 @@ class CompiledReward(CompiledCode):
 
     kind: Kind = "reward"
 
-    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode):
-        super().__init__(source, api, limits=limits)
-        self.mode = mode
-        self._worker = _make_worker(self.kind, source, api, limits, mode)
-
     def __call__(self, view: object) -> tuple[float, bool]:
         """Evaluate the reward on ``view``; raises a :class:`GeneratedCodeError` on failure."""
         if self._worker is not None:
             return self._worker.call(view)
         result, _, run = self._execute(view)
+        line = run.return_line
         if result is None:
             raise MissingOutputError(
-                f"'{self.entry}' returned None; end it with `return reward, success`",
-                run.return_line,
+                f"'{self.entry}' returned None; end it with `return reward, success`", line
             )
         if not isinstance(result, tuple | list) or len(result) != 2:
-            got = f"{len(result)} values" if isinstance(result, tuple | list) else type(result).__name__
+            got = type(result).__name__
+            if isinstance(result, tuple | list):
+                got = f"{len(result)} values"
             raise InvalidOutputError(
-                f"'{self.entry}' must return two values `return reward, success`, got {got}",
-                run.return_line,
+                f"'{self.entry}' must return two values `return reward, success`, got {got}", line
             )
-        return _to_float(result[0], run.return_line), _to_bool(result[1], run.return_line)
-
-    def close(self) -> None:
-        """Stop the subprocess worker, if any."""
-        if self._worker is not None:
-            self._worker.close()
-
-    def __enter__(self) -> CompiledReward:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return to_float(result[0], line), to_bool(result[1], line)
 
 
-class CompiledSuccess(CompiledCode):
-    """A success condition: ``success(view) -> bool`` (function or block form)."""
+class CompiledSuccess(_Evaluator):
+    """A success condition: ``success(view) -> bool`` (function or block form).
+
+    Created by :func:`compile_success`; see :class:`CompiledReward` for the modes.
+    """
 
     kind: Kind = "success"
-
-    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode):
-        super().__init__(source, api, limits=limits)
-        self.mode = mode
-        self._worker = _make_worker(self.kind, source, api, limits, mode)
 
     def __call__(self, view: object) -> bool:
         """Evaluate the condition on ``view``; raises a :class:`GeneratedCodeError` on failure."""
@@ -317,23 +213,12 @@ class CompiledSuccess(CompiledCode):
         if self.entry is None:
             if "success" not in namespace:
                 raise MissingOutputError("the code never assigned `success`")
-            return _to_bool(namespace["success"], None)
+            return to_bool(namespace["success"], None)
         if result is None:
             raise MissingOutputError(
                 f"'{self.entry}' returned None; end it with `return success`", run.return_line
             )
-        return _to_bool(result, run.return_line)
-
-    def close(self) -> None:
-        """Stop the subprocess worker, if any."""
-        if self._worker is not None:
-            self._worker.close()
-
-    def __enter__(self) -> CompiledSuccess:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return to_bool(result, run.return_line)
 
 
 class CompiledBlock(CompiledCode):
@@ -375,18 +260,8 @@ class CompiledBlock(CompiledCode):
         }
         if "success" not in outputs:
             raise MissingOutputError("the block never assigned `success`")
-        outputs["success"] = _to_bool(outputs["success"], None)
+        outputs["success"] = to_bool(outputs["success"], None)
         return outputs
-
-
-def _make_worker(kind: Kind, source: str, api: ApiMapping, limits: ExecutionLimits, mode: Mode):
-    if mode == "inprocess":
-        return None
-    if mode != "subprocess":
-        raise ValueError(f"mode must be 'inprocess' or 'subprocess', got {mode!r}")
-    from .sandbox import SandboxWorker
-
-    return SandboxWorker(kind, source, dict(api), limits)
 
 
 def compile_reward(

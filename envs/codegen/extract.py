@@ -49,7 +49,7 @@ def extract_code(text: str) -> str:
     """
     blocks = extract_code_blocks(text)
     if blocks:
-        return "\n\n".join(blocks) + "\n"
+        return "\n\n".join(b.rstrip("\n") for b in blocks) + "\n"
     return _clean(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 

@@ -42,16 +42,20 @@ __all__ = [
     "validate_args",
 ]
 
+# fmt: off
 _BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "<<": operator.lshift,
     ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "@": operator.matmul,
-}  # fmt: skip
+}
+# fmt: on
+# fmt: off
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
     "==": operator.eq, "!=": operator.ne,
-}  # fmt: skip
+}
+# fmt: on
 _PLAIN_NUMBERS = frozenset({int, float, bool})
 _SEQUENCES = (str, bytes, list, tuple)
 _ALLOWED_DTYPE_KINDS = frozenset("biufc")
@@ -180,7 +184,9 @@ def callmethod(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
     allowed = METHODS_BY_KIND.get(kind or "", frozenset())
     if name not in allowed:
         listed = f"; allowed: {', '.join(sorted(allowed))}" if allowed else ""
-        raise DisallowedCodeError(f"method '.{name}()' is not allowed on {_type_label(obj)}{listed}")
+        raise DisallowedCodeError(
+            f"method '.{name}()' is not allowed on {_type_label(obj)}{listed}"
+        )
     validate_args(args, kwargs)
     if kind == "array" and name == "dot" and args:
         check_alloc(product_size(obj, args[0], "dot"), "this dot product")
@@ -213,8 +219,10 @@ def count_elements(obj: Any, what: str = "this value") -> int:
             total += item.size
         elif isinstance(item, _CONTAINERS):
             total += len(item)
-            if any(issubclass(t, _NESTED) for t in set(map(type, item))):  # C-speed scan
-                stack.extend(i for i in item if isinstance(i, _NESTED))
+            if _may_nest(set(map(type, item))):  # C-speed scan of the element types
+                for sub in item:
+                    if isinstance(sub, _NESTED):
+                        stack.append(sub)
         elif isinstance(item, dict):
             total += len(item)
             stack.extend(item.values())
@@ -223,6 +231,15 @@ def count_elements(obj: Any, what: str = "this value") -> int:
         if total > limit:
             raise CodeResourceError(f"{what} has more than {limit} elements; use smaller data")
     return total
+
+
+def _may_nest(types: set[type]) -> bool:
+    # No generator expressions in guards: the tracer may raise inside them, and a
+    # generator finalized by an exception prints "Exception ignored" noise.
+    for kind in types:
+        if issubclass(kind, _NESTED):
+            return True
+    return False
 
 
 def validate_args(args: Iterable[Any], kwargs: dict[str, Any]) -> None:

@@ -30,11 +30,13 @@ __all__ = ["SAFE_BUILTINS", "SAFE_MATH", "SAFE_NUMPY", "SafeModule", "guard_help
 _NUMPY_CONSTANTS = frozenset(
     {"pi", "e", "inf", "nan", "newaxis", "ndarray", "float32", "float64", "int32", "int64", "bool_"}
 )
+# fmt: off
 _BROADCASTING = frozenset(
     {"arctan2", "hypot", "minimum", "maximum", "add", "subtract", "multiply", "divide",
      "power", "logical_and", "logical_or", "logical_xor", "isclose", "allclose", "where",
      "clip", "cross"}
-)  # fmt: skip
+)
+# fmt: on
 
 
 class SafeModule(types.SimpleNamespace):
@@ -183,7 +185,11 @@ def _sum(iterable: Any, /, start: Any = 0) -> Any:
         raise DisallowedCodeError(
             "sum() only adds numbers or arrays; to join lists, append in a loop"
         )
-    if isinstance(iterable, list | tuple | range) and {type(x) for x in iterable} <= {int, float, bool}:
+    if isinstance(iterable, list | tuple | range) and {type(x) for x in iterable} <= {
+        int,
+        float,
+        bool,
+    }:
         return builtins.sum(iterable, start)
     run = current_run()
     total = start
@@ -209,7 +215,16 @@ def _str(*args: Any) -> str:
 def _print(*args: Any, sep: str | None = " ", end: str | None = "\n") -> None:
     sep = " " if sep is None else builtins.str(sep)
     end = "\n" if end is None else builtins.str(end)
-    current_run().write(sep.join(_str(a) for a in args) + end)
+    current_run().write(sep.join([_str(a) for a in args]) + end)
+
+
+def _round(number: Any, ndigits: Any = None) -> Any:
+    if ndigits is not None and abs(int(ndigits)) > 1000:
+        # round(int, -n) computes 10**n: bound it like any other integer operation
+        raise DisallowedCodeError(
+            f"round() with ndigits={ndigits} is not allowed; use |ndigits| <= 1000"
+        )
+    return builtins.round(number, ndigits)
 
 
 _TYPE_ALIASES: dict[Any, type] = {_str: str, _range: range}
@@ -217,7 +232,7 @@ _TYPE_ALIASES: dict[Any, type] = {_str: str, _range: range}
 
 def _isinstance(obj: Any, classinfo: Any) -> bool:
     if isinstance(classinfo, tuple):
-        classinfo = tuple(_TYPE_ALIASES.get(c, c) for c in classinfo)
+        classinfo = tuple([_TYPE_ALIASES.get(c, c) for c in classinfo])
     else:
         classinfo = _TYPE_ALIASES.get(classinfo, classinfo)
     return builtins.isinstance(obj, classinfo)
@@ -226,7 +241,13 @@ def _isinstance(obj: Any, classinfo: Any) -> bool:
 def _build_builtins() -> dict[str, Any]:
     table = {name: getattr(builtins, name) for name in SAFE_BUILTIN_NAMES}
     table.update(
-        range=_range, sum=_sum, pow=_pow, str=_str, print=_print, isinstance=_isinstance
+        range=_range,
+        sum=_sum,
+        pow=_pow,
+        str=_str,
+        print=_print,
+        isinstance=_isinstance,
+        round=_round,
     )
     return table
 

@@ -74,13 +74,17 @@ PRIMITIVE_NAMES: tuple[str, ...] = (
 )
 """Motion primitives; allowed only in primitive blocks, bound by the executor."""
 
+# fmt: off
 SAFE_BUILTIN_NAMES: tuple[str, ...] = (
     "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "float", "int",
     "isinstance", "len", "list", "max", "min", "pow", "print", "range", "reversed",
     "round", "set", "sorted", "str", "sum", "tuple", "zip",
-)  # fmt: skip
-"""Builtins available by name (``range``, ``sum``, ``pow``, ``str``, ``print`` are guarded)."""
+)
+# fmt: on
+"""Builtins available by name (``range``, ``sum``, ``pow``, ``round``, ``str``, ``print``
+and ``isinstance`` are guarded versions)."""
 
+# fmt: off
 FORBIDDEN_NAMES: frozenset[str] = frozenset(
     {
         "__import__", "breakpoint", "bytearray", "bytes", "callable", "classmethod",
@@ -89,20 +93,24 @@ FORBIDDEN_NAMES: frozenset[str] = frozenset(
         "next", "object", "open", "property", "quit", "setattr", "staticmethod",
         "super", "type", "vars",
     }
-)  # fmt: skip
+)
+# fmt: on
 """Builtins that reach the interpreter, files or objects' internals."""
 
+# fmt: off
 MODULE_NAMES: frozenset[str] = frozenset(
     {
         "builtins", "ctypes", "importlib", "io", "os", "pathlib", "pickle", "shutil",
         "signal", "socket", "subprocess", "sys", "threading", "time",
     }
-)  # fmt: skip
+)
+# fmt: on
 """Well-known module names, reported with a dedicated "not available" message."""
 
 RESERVED_NAMES: frozenset[str] = frozenset({"np", "math", "self"})
 """Pre-bound names that generated code may not rebind."""
 
+# fmt: off
 NUMPY_NAMES: frozenset[str] = frozenset(
     {
         # constants and types
@@ -129,12 +137,14 @@ NUMPY_NAMES: frozenset[str] = frozenset(
         "concatenate", "stack", "hstack", "vstack", "reshape", "transpose", "squeeze",
         "expand_dims", "ravel", "flip", "tile", "repeat",
     }
-)  # fmt: skip
+)
+# fmt: on
 """Names available as ``np.<name>``."""
 
 NUMPY_LINALG_NAMES: frozenset[str] = frozenset({"norm", "det", "inv", "solve"})
 """Names available as ``np.linalg.<name>``."""
 
+# fmt: off
 MATH_NAMES: frozenset[str] = frozenset(
     {
         "pi", "e", "tau", "inf", "nan", "sqrt", "exp", "log", "log10", "log2", "cos",
@@ -142,9 +152,11 @@ MATH_NAMES: frozenset[str] = frozenset(
         "floor", "ceil", "trunc", "isclose", "isfinite", "isnan", "isinf", "radians",
         "degrees", "hypot", "copysign", "fmod", "dist", "pow",
     }
-)  # fmt: skip
+)
+# fmt: on
 """Names available as ``math.<name>`` (no ``factorial``/``prod``/``comb``: huge ints)."""
 
+# fmt: off
 METHODS_BY_KIND: dict[str, frozenset[str]] = {
     "array": frozenset(
         {
@@ -152,19 +164,20 @@ METHODS_BY_KIND: dict[str, frozenset[str]] = {
             "flatten", "item", "max", "mean", "min", "prod", "ravel", "reshape", "round",
             "squeeze", "std", "sum", "tolist", "transpose", "var",
         }
-    ),  # fmt: skip
+    ),
     "scalar": frozenset({"item", "tolist", "round", "astype"}),
     "number": frozenset({"is_integer", "bit_length", "conjugate"}),
     "list": frozenset(
         {"append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove",
          "reverse", "sort"}
-    ),  # fmt: skip
+    ),
     "tuple": frozenset({"count", "index"}),
     "dict": frozenset({"copy", "get", "items", "keys", "pop", "setdefault", "update", "values"}),
     "str": frozenset(
         {"endswith", "lower", "lstrip", "rstrip", "split", "startswith", "strip", "upper"}
     ),
 }
+# fmt: on
 """Callable methods per receiver kind (see the module docstring)."""
 
 ATTRIBUTES_BY_KIND: dict[str, frozenset[str]] = {

@@ -8,57 +8,22 @@ and records the user-function call graph so that recursion can be rejected.
 from __future__ import annotations
 
 import ast
-import re
-from typing import Literal
 
 from . import policy
 from .errors import CodeResourceError, DisallowedCodeError, GeneratedCodeError, Issue
-
-__all__ = ["KINDS", "Kind", "NodeRules"]
-
-Kind = Literal["reward", "success", "primitive"]
-KINDS: tuple[str, ...] = ("reward", "success", "primitive")
-
-_ALLOWED_NODES = (
-    ast.Module, ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
-    ast.For, ast.While, ast.If, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Delete,
-    ast.Assert, ast.BoolOp, ast.NamedExpr, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Dict,
-    ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Compare,
-    ast.Call, ast.FormattedValue, ast.JoinedStr, ast.Constant, ast.Attribute,
-    ast.Subscript, ast.Starred, ast.Name, ast.List, ast.Tuple, ast.Slice,
-    ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.comprehension,
-    ast.arguments, ast.arg, ast.keyword,
-)  # fmt: skip
-
-_IMPORT_MSG = (
-    "imports are not allowed; numpy is pre-bound as `np`, math as `math`, and the state "
-    "API functions are available without importing"
+from .syntax import (
+    ALLOWED_NODES,
+    FORMAT_SPEC_RE,
+    NODE_MESSAGES,
+    SELF_MESSAGE,
+    bound_names,
+    const_int,
+    cycle_from,
+    is_np_linalg,
+    literal_length,
 )
-_NODE_MESSAGES: dict[type, str] = {
-    ast.Import: _IMPORT_MSG,
-    ast.ImportFrom: _IMPORT_MSG,
-    ast.Lambda: "lambda expressions are not allowed; define a helper function at the top level",
-    ast.ClassDef: "class definitions are not allowed; write plain top-level functions",
-    ast.With: "`with` blocks are not allowed",
-    ast.AsyncWith: "`async with` is not allowed",
-    ast.Try: "try/except is not allowed: errors must surface so that they can be reported; "
-    "check conditions with `if` instead",
-    ast.TryStar: "try/except* is not allowed; check conditions with `if` instead",
-    ast.Raise: "`raise` is not allowed; return a value (e.g. success = False) instead",
-    ast.Global: "`global` is not allowed; pass values as arguments and return results",
-    ast.Nonlocal: "`nonlocal` is not allowed; pass values as arguments and return results",
-    ast.Yield: "generators (`yield`) are not allowed; build and return a list",
-    ast.YieldFrom: "generators (`yield from`) are not allowed; build and return a list",
-    ast.Await: "async code (`await`) is not allowed",
-    ast.AsyncFunctionDef: "async functions are not allowed; use `def`",
-    ast.AsyncFor: "`async for` is not allowed",
-    ast.Match: "`match` statements are not allowed; use if/elif",
-}
-_SELF_MSG = (
-    "generated code may not access attributes or items of `self` ({what}); use the state "
-    "API functions, e.g. get_position(self, name)"
-)
-_SPEC_RE = re.compile(r"^[<>^=+\- #0,_]*\d{0,2}(\.\d{1,2})?[bcdeEfFgGnosxX%]?$")
+
+__all__ = ["NodeRules"]
 
 
 class NodeRules(ast.NodeVisitor):
@@ -87,7 +52,7 @@ class NodeRules(ast.NodeVisitor):
         self.api_used: set[str] = set()
         self.primitives_used: set[str] = set()
         module_stmts = [s for s in tree.body if not isinstance(s, ast.FunctionDef)]
-        self.module_bound = _bound_names(module_stmts) | set(self.functions)
+        self.module_bound = bound_names(module_stmts) | set(self.functions)
         self.fn: str | None = None
         self.local: set[str] = set()
 
@@ -112,8 +77,8 @@ class NodeRules(ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> None:
         """Reject any node type outside the allowlist, otherwise descend."""
-        if not isinstance(node, _ALLOWED_NODES):
-            message = _NODE_MESSAGES.get(
+        if not isinstance(node, ALLOWED_NODES):
+            message = NODE_MESSAGES.get(
                 type(node), f"`{type(node).__name__}` syntax is not allowed in generated code"
             )
             self.add(node, "disallowed-syntax", message)
@@ -143,7 +108,7 @@ class NodeRules(ast.NodeVisitor):
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self.visit(default)
         self.fn = node.name
-        self.local = {p.arg for p in params} | _bound_names(node.body)
+        self.local = {p.arg for p in params} | bound_names(node.body)
         for stmt in node.body:
             self.visit(stmt)
         self.fn, self.local = None, set()
@@ -177,7 +142,9 @@ class NodeRules(ast.NodeVisitor):
 
     def _check_binding_name(self, node: ast.AST, name: str, what: str) -> None:
         if name.startswith("__"):
-            self.add(node, "reserved-name", f"{what} '{name}': names starting with '__' are reserved")
+            self.add(
+                node, "reserved-name", f"{what} '{name}': names starting with '__' are reserved"
+            )
         elif name in policy.RESERVED_NAMES:
             self.add(node, "reserved-name", f"cannot rebind '{name}': it is pre-bound")
         elif name in self.api_names or name in self.primitive_names:
@@ -190,7 +157,9 @@ class NodeRules(ast.NodeVisitor):
         elif what == "function name" and name in policy.SAFE_BUILTIN_NAMES:
             self.add(node, "reserved-name", f"function '{name}' would shadow a builtin; rename it")
         elif self.fn is None and what == "variable" and name in self.functions:
-            self.add(node, "reserved-name", f"cannot rebind '{name}': it is a function defined above")
+            self.add(
+                node, "reserved-name", f"cannot rebind '{name}': it is a function defined above"
+            )
 
     def _check_load(self, node: ast.Name) -> None:
         name = node.id
@@ -316,10 +285,12 @@ class NodeRules(ast.NodeVisitor):
     def _check_attribute(self, node: ast.Attribute, *, call: bool) -> None:
         base, attr = node.value, node.attr
         if isinstance(base, ast.Name) and base.id == "self":
-            self.add(node, "self-attribute", _SELF_MSG.format(what=f"self.{attr}"))
+            self.add(node, "self-attribute", SELF_MESSAGE.format(what=f"self.{attr}"))
             return
         if not isinstance(node.ctx, ast.Load):
-            self.add(node, "attribute-store", "assigning to attributes is not allowed; use a variable")
+            self.add(
+                node, "attribute-store", "assigning to attributes is not allowed; use a variable"
+            )
         if attr.startswith("_"):
             self.add(
                 node,
@@ -329,7 +300,7 @@ class NodeRules(ast.NodeVisitor):
         elif isinstance(base, ast.Name) and base.id in ("np", "math"):
             self._check_module_attribute(node, base.id, call=call)
             return
-        elif _is_np_linalg(base):
+        elif is_np_linalg(base):
             self._check_namespace(node, "np.linalg", policy.NUMPY_LINALG_NAMES)
             return
         elif call and attr not in policy.METHOD_NAMES:
@@ -343,7 +314,11 @@ class NodeRules(ast.NodeVisitor):
                 f"{', '.join(sorted(policy.METHOD_NAMES))}",
             )
         elif not call and attr not in policy.DATA_ATTRIBUTE_NAMES:
-            fix = f"call it: .{attr}(...)" if attr in policy.METHOD_NAMES else "use a state API function"
+            fix = (
+                f"call it: .{attr}(...)"
+                if attr in policy.METHOD_NAMES
+                else "use a state API function"
+            )
             self.add(
                 node,
                 "disallowed-attribute",
@@ -354,7 +329,11 @@ class NodeRules(ast.NodeVisitor):
 
     def _check_module_attribute(self, node: ast.Attribute, module: str, *, call: bool) -> None:
         names = policy.NUMPY_NAMES if module == "np" else policy.MATH_NAMES
-        if self._check_namespace(node, module, names) and call and node.attr in ("ndarray", "linalg"):
+        if (
+            self._check_namespace(node, module, names)
+            and call
+            and node.attr in ("ndarray", "linalg")
+        ):
             self.add(
                 node,
                 "disallowed-call",
@@ -376,7 +355,7 @@ class NodeRules(ast.NodeVisitor):
     def visit_Subscript(self, node: ast.Subscript) -> None:
         """No indexing into ``self``."""
         if isinstance(node.value, ast.Name) and node.value.id == "self":
-            self.add(node, "self-attribute", _SELF_MSG.format(what="self[...]"))
+            self.add(node, "self-attribute", SELF_MESSAGE.format(what="self[...]"))
             self.visit(node.slice)
             return
         self.generic_visit(node)
@@ -393,9 +372,14 @@ class NodeRules(ast.NodeVisitor):
 
     def _check_constant_size(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Pow | ast.LShift):
-            left, right = _const_int(node.left), _const_int(node.right)
+            left, right = const_int(node.left), const_int(node.right)
             shift = isinstance(node.op, ast.LShift)
-            if left is not None and right is not None and right > 0 and abs(left) > (0 if shift else 1):
+            if (
+                left is not None
+                and right is not None
+                and right > 0
+                and abs(left) > (0 if shift else 1)
+            ):
                 bits = right if shift else left.bit_length() * right
                 if bits > self.max_int_bits:
                     self.add(
@@ -407,7 +391,7 @@ class NodeRules(ast.NodeVisitor):
                     )
         elif isinstance(node.op, ast.Mult):
             for seq, count in ((node.left, node.right), (node.right, node.left)):
-                length, n = _literal_length(seq), _const_int(count)
+                length, n = literal_length(seq), const_int(count)
                 if length is not None and n is not None and length * n > self.max_alloc:
                     self.add(
                         node,
@@ -425,7 +409,7 @@ class NodeRules(ast.NodeVisitor):
             return
         parts = spec.values if isinstance(spec, ast.JoinedStr) else [spec]
         text = "".join(p.value for p in parts if isinstance(p, ast.Constant))
-        if not all(isinstance(p, ast.Constant) for p in parts) or not _SPEC_RE.match(text):
+        if not all(isinstance(p, ast.Constant) for p in parts) or not FORMAT_SPEC_RE.match(text):
             self.add(
                 node,
                 "format-spec",
@@ -438,7 +422,7 @@ class NodeRules(ast.NodeVisitor):
     def _report_cycles(self) -> None:
         reported: set[str] = set()
         for start in self.functions:
-            path = _cycle_from(start, self.edges)
+            path = cycle_from(start, self.edges)
             if path is None or start in reported:
                 continue
             reported.update(path)
@@ -449,68 +433,3 @@ class NodeRules(ast.NodeVisitor):
                 f"recursion is not allowed: '{start}' calls itself ({chain}); "
                 "rewrite it with a loop",
             )
-
-
-def _bound_names(nodes: list[ast.stmt]) -> set[str]:
-    out: set[str] = set()
-    for stmt in nodes:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
-                out.add(sub.id)
-    return out
-
-
-def _is_np_linalg(node: ast.expr) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == "linalg"
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "np"
-    )
-
-
-def _const_int(node: ast.expr, depth: int = 0) -> int | None:
-    """Value of a small constant integer expression, without evaluating huge ones."""
-    if depth > 8:
-        return None
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _const_int(node.operand, depth + 1)
-        return -value if value is not None else None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow | ast.Mult | ast.Add):
-        left, right = _const_int(node.left, depth + 1), _const_int(node.right, depth + 1)
-        if left is None or right is None:
-            return None
-        if isinstance(node.op, ast.Pow):
-            if right < 0 or left.bit_length() * right > 256:
-                return None
-            return left**right
-        return left * right if isinstance(node.op, ast.Mult) else left + right
-    return None
-
-
-def _literal_length(node: ast.expr) -> int | None:
-    if isinstance(node, ast.List | ast.Tuple):
-        return len(node.elts)
-    if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes):
-        return len(node.value)
-    return None
-
-
-def _cycle_from(start: str, edges: dict[str, set[str]]) -> list[str] | None:
-    """A call path from ``start`` back to itself, or None."""
-    parents: dict[str, str] = {}
-    frontier = [start]
-    while frontier:
-        current = frontier.pop()
-        for callee in sorted(edges.get(current, ())):
-            if callee == start:
-                path = [current]
-                while path[-1] != start:
-                    path.append(parents[path[-1]])
-                return path[::-1]
-            if callee not in parents:
-                parents[callee] = current
-                frontier.append(callee)
-    return None

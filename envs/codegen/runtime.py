@@ -1,19 +1,21 @@
 """Execution limits and the tracer that enforces them in-process.
 
 Mechanism: before calling generated code, :func:`execute` installs a
-``sys.settrace`` hook on the current thread (any thread works; no signals). Frames
-whose code comes from generated source (``co_filename == GENERATED_FILENAME``) are
-that contain a loop (a backward jump) are traced per opcode: every event counts one
-step, and every 16 steps the wall-clock deadline and the step budget are checked,
-every 256 steps the process's peak resident memory. If no generated code object
-contains a loop, the code runs untraced (its length bounds it, and recursion is
-rejected statically, so call depth is bounded too) and only its total time is
-checked when it returns. Crossing a bound raises the
-typed error from inside the traced frame; since generated code cannot contain
-``try``, nothing can swallow it. Frames of other code (numpy, the state API, the
-guards) are not traced line by line, but every 8th Python call they make re-checks
-the deadline. Call depth is counted on call/return events of generated frames. A previous trace function (debugger, coverage) is restored
-afterwards.
+``sys.settrace`` hook on the current thread (any thread works; no signals needed).
+Generated code objects (``co_filename == GENERATED_FILENAME``) that contain a loop
+(a backward jump) are traced per opcode: every event counts one step; every 16
+steps the wall-clock deadline and the step budget are checked, every 256 steps the
+growth of the process's peak resident memory. Crossing a bound raises the typed
+error from inside the traced frame; generated code cannot contain ``try``, so
+nothing can swallow it. Other Python frames (numpy, the state API, the guards) are
+not traced line by line, but every 8th call re-checks the deadline. Call depth is
+counted on call/return events of generated frames. A previous trace function
+(debugger, coverage) is restored afterwards.
+
+If no generated code object contains a loop, the code runs untraced: its length
+bounds the work it can do, recursion is rejected statically (so call depth is
+bounded too), and only its total time is checked when it returns. This keeps a
+typical RoboGen reward at a few tens of microseconds per call.
 
 Limits of the in-process mode: a single C-level operation cannot be interrupted,
 so the runtime guards (:mod:`~simjudge.envs.codegen.guards`) bound the size of
@@ -24,7 +26,6 @@ rlimit and a hard kill.
 
 from __future__ import annotations
 
-import resource
 import sys
 import threading
 import time
@@ -33,6 +34,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from types import CodeType, FrameType, TracebackType
 from typing import Any, TypeVar
+
+try:  # POSIX only; elsewhere the memory check is skipped
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 
 from .errors import (
     CodeResourceError,
@@ -92,7 +98,9 @@ class ExecutionLimits:
         for f in fields(self):
             value = getattr(self, f.name)
             if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"ExecutionLimits.{f.name} must be a positive number, got {value!r}")
+                raise ValueError(
+                    f"ExecutionLimits.{f.name} must be a positive number, got {value!r}"
+                )
 
 
 class StateToken:
@@ -260,7 +268,7 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
         ) from exc
     except RecursionError as exc:
         raise CodeResourceError(
-            "calls nested too deeply", generated_line(exc.__traceback__)
+            "calls or data structures nested too deeply", generated_line(exc.__traceback__)
         ) from exc
     except Exception as exc:
         raise CodeRuntimeError(
@@ -275,5 +283,7 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
 
 
 def _peak_rss_kb() -> float:
+    if resource is None:  # pragma: no cover - Windows
+        return 0.0
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return usage / 1024 if sys.platform == "darwin" else float(usage)

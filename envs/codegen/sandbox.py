@@ -19,7 +19,6 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import pickle
-import resource
 import weakref
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
@@ -31,8 +30,8 @@ from .errors import (
     CodeTimeoutError,
     GeneratedCodeError,
 )
-from .rules import Kind
 from .runtime import ExecutionLimits
+from .syntax import Kind
 
 __all__ = ["SandboxWorker"]
 
@@ -122,8 +121,12 @@ class SandboxWorker:
         try:
             status, payload = parent.recv()
         except (EOFError, OSError):
+            code = proc.exitcode
             self.close()
-            raise CodeResourceError("the sandbox process died while starting") from None
+            raise CodeResourceError(
+                f"the sandbox process died while starting (exit code {code}); the 'spawn' "
+                "start method re-imports __main__, so run from a file, not stdin"
+            ) from None
         if status != "ready":
             self.close()
             raise payload
@@ -149,6 +152,10 @@ def _shutdown(proc: Any, conn: Connection) -> None:
 
 
 def _apply_rlimits(limits: ExecutionLimits) -> None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: only the parent's kill protects
+        return
     try:
         with open("/proc/self/statm") as statm:
             pages = int(statm.read().split()[0])

@@ -25,14 +25,18 @@ from .runtime import GENERATED_FILENAME
 
 __all__ = ["GuardTransformer", "compile_guarded", "looping_code_objects"]
 
+# fmt: off
 _OPERATORS: dict[type, str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
     ast.Mod: "%", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",
     ast.BitOr: "|", ast.BitXor: "^", ast.MatMult: "@",
-}  # fmt: skip
+}
+# fmt: on
+# fmt: off
 _COMPARISONS: dict[type, str] = {
     ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-}  # fmt: skip
+}
+# fmt: on
 
 
 def _helper(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
@@ -71,7 +75,9 @@ class GuardTransformer(ast.NodeTransformer):
             return node  # `in`, `is` and mixed chains stay native
         ops = [_COMPARISONS[type(op)] for op in node.ops]
         if len(ops) == 1:
-            return _helper("__sj_compare", [_const(ops[0], node), node.left, *node.comparators], node)
+            return _helper(
+                "__sj_compare", [_const(ops[0], node), node.left, *node.comparators], node
+            )
         return _helper("__sj_chain", [_const(tuple(ops), node), node.left, *node.comparators], node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
@@ -84,7 +90,9 @@ class GuardTransformer(ast.NodeTransformer):
     def visit_Slice(self, node: ast.Slice) -> ast.expr:
         """Slices become ``slice(...)`` values so they can be passed to the guards."""
         self.generic_visit(node)
-        parts = [p if p is not None else _const(None, node) for p in (node.lower, node.upper, node.step)]
+        parts = [
+            p if p is not None else _const(None, node) for p in (node.lower, node.upper, node.step)
+        ]
         return _helper("__sj_slice", parts, node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:

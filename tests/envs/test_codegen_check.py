@@ -240,4 +240,8 @@ def test_errors_pickle_with_line_and_issues() -> None:
         compile_reward("import os\nimport sys\n", API)
     copy = pickle.loads(pickle.dumps(info.value))
     assert type(copy) is type(info.value)
-    assert (copy.line, str(copy), copy.issues) == (info.value.line, str(info.value), info.value.issues)
+    assert (copy.line, str(copy), copy.issues) == (
+        info.value.line,
+        str(info.value),
+        info.value.issues,
+    )

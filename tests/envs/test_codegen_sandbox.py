@@ -75,7 +75,9 @@ def test_subprocess_matches_inprocess(sandboxed) -> None:
 
 
 def test_subprocess_reports_typed_errors_with_lines() -> None:
-    with compile_reward(reward_with("x = 1", "y = x / 0"), API, limits=LIMITS, mode="subprocess") as r:
+    with compile_reward(
+        reward_with("x = 1", "y = x / 0"), API, limits=LIMITS, mode="subprocess"
+    ) as r:
         with pytest.raises(CodeRuntimeError) as info:
             r(Snapshot(0.0))
     assert info.value.line == 3 and "ZeroDivisionError" in str(info.value)
@@ -83,7 +85,9 @@ def test_subprocess_reports_typed_errors_with_lines() -> None:
 
 def test_subprocess_infinite_loop() -> None:
     limits = ExecutionLimits(time_limit_s=0.3, kill_grace_s=0.5, max_steps=10**12)
-    with compile_reward(reward_with("while True: pass"), API, limits=limits, mode="subprocess") as r:
+    with compile_reward(
+        reward_with("while True: pass"), API, limits=limits, mode="subprocess"
+    ) as r:
         r._worker._start()
         start = time.perf_counter()
         with pytest.raises(CodeTimeoutError):
@@ -92,7 +96,9 @@ def test_subprocess_infinite_loop() -> None:
 
 
 def test_subprocess_kills_code_stuck_in_c_and_restarts() -> None:
-    source = reward_with("if get_joint_state(self, 'Door', 'joint_0') > 0.5:", "    hang_in_c(self)")
+    source = reward_with(
+        "if get_joint_state(self, 'Door', 'joint_0') > 0.5:", "    hang_in_c(self)"
+    )
     with compile_reward(source, API, limits=LIMITS, mode="subprocess") as reward:
         reward._worker._start()  # start up outside the measured window
         start = time.perf_counter()
@@ -103,10 +109,14 @@ def test_subprocess_kills_code_stuck_in_c_and_restarts() -> None:
 
 
 def test_subprocess_memory_bombs() -> None:
-    with compile_reward(reward_with("n = hog_memory(self)"), API, limits=LIMITS, mode="subprocess") as r:
+    with compile_reward(
+        reward_with("n = hog_memory(self)"), API, limits=LIMITS, mode="subprocess"
+    ) as r:
         with pytest.raises(CodeResourceError):
             r(Snapshot(0.0))
-    source = reward_with("keep = []", "for i in range(100000):", "    keep.append(np.ones(100000) + i)")
+    source = reward_with(
+        "keep = []", "for i in range(100000):", "    keep.append(np.ones(100000) + i)"
+    )
     limits = ExecutionLimits(time_limit_s=10, max_steps=10**12, max_memory_mb=128)
     with compile_reward(source, API, limits=limits, mode="subprocess") as r:
         with pytest.raises(CodeResourceError):
@@ -114,8 +124,12 @@ def test_subprocess_memory_bombs() -> None:
 
 
 def test_subprocess_success_and_unpicklable_view() -> None:
-    with compile_success("success = get_joint_state(self, 'Door', 'joint_0') > 0.5", API,
-                         limits=LIMITS, mode="subprocess") as success:
+    with compile_success(
+        "success = get_joint_state(self, 'Door', 'joint_0') > 0.5",
+        API,
+        limits=LIMITS,
+        mode="subprocess",
+    ) as success:
         assert success(Snapshot(0.7)) is True
         with pytest.raises(TypeError, match="picklable"):
             success(lambda: None)
@@ -123,5 +137,8 @@ def test_subprocess_success_and_unpicklable_view() -> None:
 
 def test_subprocess_requires_picklable_api() -> None:
     with pytest.raises(TypeError, match="picklable"):
-        compile_reward(REWARD, {"get_joint_state": lambda v, o, j: 0.0, "get_eef_pos": get_eef_pos},
-                       mode="subprocess")
+        compile_reward(
+            REWARD,
+            {"get_joint_state": lambda v, o, j: 0.0, "get_eef_pos": get_eef_pos},
+            mode="subprocess",
+        )

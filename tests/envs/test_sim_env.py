@@ -121,11 +121,13 @@ def test_translation_moves_end_effector(cabinet_env):
 def test_direct_translation_reaches_target():
     env = SimEnv(CABINET_SCENE, translation_mode="normalized-direct-translation")
     env.reset(seed=0)
+    action = np.array([-0.5, -0.5, 0.0, 0, 0, 0, -1], dtype=np.float32)  # free space
     for _ in range(40):
-        env.step(np.array([0.0, 0.0, 0.0, 0, 0, 0, -1], dtype=np.float32))
+        env.step(action)
     from simjudge.envs.sim_env import WORKSPACE_HIGH, WORKSPACE_LOW
 
-    np.testing.assert_allclose(env.view.eef_pose()[0], (WORKSPACE_LOW + WORKSPACE_HIGH) / 2, atol=0.03)
+    target = WORKSPACE_LOW + (action[:3] + 1) / 2 * (WORKSPACE_HIGH - WORKSPACE_LOW)
+    np.testing.assert_allclose(env.view.eef_pose()[0], target, atol=0.03)
     env.close()
 
 
