@@ -22,22 +22,37 @@ import psutil
 from simjudge.tasks.registry import make_task_env
 
 
+def _record_targets(env, actions: np.ndarray) -> list[np.ndarray]:
+    """Arm joint targets the env commands for ``actions`` (recorded outside the timing)."""
+    robot = env.scene.robot
+    targets: list[np.ndarray] = []
+    command = robot.command
+    robot.command = lambda q: (targets.append(np.array(q)), command(q))[1]
+    try:
+        env.reset(seed=0)
+        for action in actions:
+            env.step(action)
+    finally:
+        robot.command = command
+    return targets
+
+
 def _env_rate(env, actions: np.ndarray) -> float:
     env.reset(seed=0)
     start = time.perf_counter()
-    for i, action in enumerate(actions):
-        *_, terminated, truncated, _ = env.step(action)
-        if terminated or truncated:
-            env.reset()
+    for action in actions:
+        env.step(action)
     return len(actions) / (time.perf_counter() - start)
 
 
-def _physics_rate(env, n: int) -> float:
+def _physics_rate(env, targets: list[np.ndarray]) -> float:
     env.reset(seed=0)
-    backend = env.backend
+    backend, robot = env.backend, env.scene.robot
     start = time.perf_counter()
-    backend.step(n)
-    return n / (time.perf_counter() - start)
+    for q in targets:
+        robot.command(q)  # the same single motor call the env makes
+        backend.step(env.frameskip)
+    return len(targets) * env.frameskip / (time.perf_counter() - start)
 
 
 def main() -> None:
@@ -55,10 +70,11 @@ def main() -> None:
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0  # suction off: the common case for reward subtasks
+    targets = _record_targets(env, actions)
     env_rates, phys_rates = [], []
     for _ in range(args.rounds):
         env_rates.append(_env_rate(env, actions))
-        phys_rates.append(_physics_rate(env, args.steps * env.frameskip))
+        phys_rates.append(_physics_rate(env, targets))
     env_rate = statistics.median(env_rates)
     phys_rate = statistics.median(phys_rates)
     ratio = env_rate * env.frameskip / phys_rate

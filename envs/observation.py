@@ -16,6 +16,8 @@ from .scene_builder import BuiltScene
 
 __all__ = ["ObservationBuilder"]
 
+_OBJECT_KEYS = ("pos", "quat", "aabb_min", "aabb_max", "joints", "links")
+
 
 class ObservationBuilder:
     """Fills observations for one built scene.
@@ -28,11 +30,11 @@ class ObservationBuilder:
         self.backend = backend
         self.scene = scene
         sizes: list[tuple[str, int]] = [("eef_pos", 3), ("eef_quat", 4), ("arm_qpos", 7), ("suction", 1)]
-        self._objects = []
+        objects = []
         for obj in scene.objects.values():
             joints = list(obj.joint_index.values())
             links = [i for i in obj.link_index.values() if i >= 0]
-            self._objects.append((obj, list(obj.joint_index), joints, links))
+            objects.append((obj, list(obj.joint_index), joints, links))
             sizes += [(f"{obj.name}/pos", 3), (f"{obj.name}/quat", 4)]
             sizes += [(f"{obj.name}/aabb_min", 3), (f"{obj.name}/aabb_max", 3)]
             sizes += [(f"{obj.name}/joints", len(joints)), (f"{obj.name}/links", 3 * len(links))]
@@ -42,8 +44,13 @@ class ObservationBuilder:
             self.layout[name] = slice(start, start + size)
             start += size
         self.size = start
+        # per object: handles and the slices to fill, resolved once
+        self._objects = [
+            (obj, names, joints, links, *(self.layout[f"{obj.name}/{k}"] for k in _OBJECT_KEYS))
+            for obj, names, joints, links in objects
+        ]
         self._buffer = np.zeros(self.size, dtype=np.float32)
-        self._joint_values: dict[str, dict[str, float]] = {}
+        self._joint_values: dict[str, tuple[list[str], np.ndarray]] = {}
 
     def space(self, obs_mode: str) -> gym.Space:
         """The observation space for ``obs_mode``."""
@@ -65,20 +72,15 @@ class ObservationBuilder:
         buf[lay["eef_quat"]] = orn
         buf[lay["arm_qpos"]] = robot.arm_qpos()
         buf[lay["suction"]] = 1.0 if robot.suction_on else 0.0
-        for obj, joint_names, joints, links in self._objects:
-            p, q = b.get_base_pose(obj.body)
-            buf[lay[f"{obj.name}/pos"]] = p
-            buf[lay[f"{obj.name}/quat"]] = q
-            lo, hi = b.get_aabb(obj.body)
-            buf[lay[f"{obj.name}/aabb_min"]] = lo
-            buf[lay[f"{obj.name}/aabb_max"]] = hi
+        for obj, names, joints, links, s_pos, s_quat, s_lo, s_hi, s_joints, s_links in self._objects:
+            buf[s_pos], buf[s_quat] = b.get_base_pose(obj.body)
+            buf[s_lo], buf[s_hi] = b.get_aabb(obj.body)
             if joints:
-                values, _ = b.get_joint_states(obj.body, joints)
-                buf[lay[f"{obj.name}/joints"]] = values
-                self._joint_values[obj.name] = dict(zip(joint_names, values.tolist(), strict=True))
+                values = b.get_joint_states(obj.body, joints)[0]
+                buf[s_joints] = values
+                self._joint_values[obj.name] = (names, values)
             if links:
-                positions, _ = b.get_link_poses(obj.body, links)
-                buf[lay[f"{obj.name}/links"]] = positions.ravel()
+                buf[s_links] = b.get_link_poses(obj.body, links)[0].ravel()
         if obs_mode == "state":
             return buf.copy()
         return {name: buf[sl].copy() for name, sl in lay.items()}
@@ -91,4 +93,7 @@ class ObservationBuilder:
 
     def last_joint_values(self) -> dict[str, dict[str, float]]:
         """Joint values read by the last :meth:`observe` (object -> joint -> value)."""
-        return {k: {j: round(v, 5) for j, v in d.items()} for k, d in self._joint_values.items()}
+        return {
+            obj: {name: round(float(v), 5) for name, v in zip(names, values, strict=True)}
+            for obj, (names, values) in self._joint_values.items()
+        }

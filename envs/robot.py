@@ -24,6 +24,8 @@ HOME_QPOS = np.array([0.0, -0.5, 0.0, -2.2, 0.0, 1.75, 0.785])
 """Arm joint positions at reset: gripper above the table, pointing down."""
 
 _ARM_FORCES = np.array([87.0, 87.0, 87.0, 87.0, 12.0, 12.0, 12.0]) * 2.0
+_FORCES = np.concatenate([_ARM_FORCES, [40.0, 40.0]])
+"""Arm torques, then finger forces (fingers stay closed: they are the suction cup)."""
 _FINGER_JOINTS = [9, 10]
 _HAND_LINK = 8
 _SUCTION_LINKS = (8, 9, 10)
@@ -32,6 +34,24 @@ _SUCTION_FORCE = 300.0
 """Largest force (N) the suction weld transmits."""
 _SUCTION_REACH = 0.015
 """Largest gap (m) between a finger pad and a surface at which suction grips."""
+
+
+def _rotation_error(current: np.ndarray, target: np.ndarray, cap: float) -> np.ndarray:
+    """World-frame rotation vector taking ``current`` to ``target`` (capped at ``cap`` rad)."""
+    x1, y1, z1, w1 = target
+    x2, y2, z2, w2 = -current[0], -current[1], -current[2], current[3]
+    # q = target * conj(current)
+    w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+    x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+    y = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+    z = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    sin = (x * x + y * y + z * z) ** 0.5
+    if sin < 1e-12:
+        return np.zeros(3)
+    angle = min(2.0 * np.arctan2(sin, w), cap)
+    return np.array([x, y, z]) * (angle / sin)
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,8 @@ class PandaSuction:
 
     ee_link: int = _EE_LINK
     arm_joints: list[int] = list(range(7))
+    ik_iterations: int = 20
+    """IK solver iterations per control step; the loop closes over steps, so a few suffice."""
 
     def __init__(
         self,
@@ -95,7 +117,7 @@ class PandaSuction:
 
     def arm_qpos(self) -> np.ndarray:
         """Arm joint positions (7)."""
-        return self.backend.get_joint_states(self.body, self.arm_joints)[0]
+        return self.backend.get_joint_states(self.body, self._movable)[0][:7]
 
     def ee_pose(self) -> tuple[np.ndarray, np.ndarray]:
         """End-effector (suction point) position and orientation."""
@@ -116,16 +138,41 @@ class PandaSuction:
             self._ik_lower,
             self._ik_upper,
             rest_all,
+            max_iterations=self.ik_iterations,
         )
         return np.clip(q[:7], self.lower, self.upper)
 
+    def differential_ik(
+        self, position: np.ndarray, orientation: np.ndarray, damping: float = 0.05
+    ) -> np.ndarray:
+        """Arm joint targets one damped-least-squares step towards the pose.
+
+        Why one step: a control step moves the gripper by at most a few
+        centimetres and degrees, where one linearisation is accurate, and the
+        loop closes over control steps. It costs a Jacobian and a 6x6 solve
+        (an order of magnitude less than an iterative IK solve), which keeps the
+        env step cheap next to physics. Position error is capped at 5 cm and
+        rotation at 0.3 rad per step so far targets are approached smoothly.
+        """
+        q_all, _ = self.backend.get_joint_states(self.body, self._movable)
+        pos, orn = self.ee_pose()
+        error = np.empty(6)
+        delta = np.asarray(position, dtype=float) - pos
+        norm = float(np.sqrt(delta @ delta))
+        error[:3] = delta if norm <= 0.05 else delta * (0.05 / norm)
+        error[3:] = _rotation_error(orn, np.asarray(orientation, dtype=float), 0.3)
+        jac = self.backend.jacobian(self.body, self.ee_link, q_all)[:, :7]
+        gram = jac @ jac.T
+        gram.flat[::7] += damping**2
+        dq = jac.T @ np.linalg.solve(gram, error)
+        return np.minimum(np.maximum(q_all[:7] + dq, self.lower), self.upper)
+
     def command(self, qpos: np.ndarray) -> None:
         """Drive the arm towards ``qpos``; keep the fingers closed."""
+        targets = np.zeros(9)
+        targets[:7] = qpos
         self.backend.set_joint_position_targets(
-            self.body, self.arm_joints, qpos, _ARM_FORCES, position_gain=0.4
-        )
-        self.backend.set_joint_position_targets(
-            self.body, _FINGER_JOINTS, np.zeros(2), np.full(2, 40.0), position_gain=0.3
+            self.body, self._movable, targets, _FORCES, position_gain=0.4
         )
 
     def hold(self, qpos: np.ndarray | None = None) -> None:

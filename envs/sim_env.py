@@ -199,7 +199,7 @@ class SimEnv(gym.Env):
         else:
             target = WORKSPACE_LOW + (action[:3] + 1.0) / 2.0 * (WORKSPACE_HIGH - WORKSPACE_LOW)
         target_orn = quat_multiply(orn, quat_from_axis_angle(action[3:6] * self.max_rotation))
-        robot.command(robot.solve_ik(target, target_orn, rest=robot.arm_qpos()))
+        robot.command(robot.differential_ik(target, target_orn))
         if action[6] > 0.0 and not robot.suction_on:
             robot.activate_suction(self.scene.static_bodies)
         elif action[6] <= 0.0 and robot.suction_on:

@@ -127,8 +127,11 @@ class StateView:
     def joint_value(self, obj_name: str, joint_name: str) -> float:
         """Current joint position."""
         obj, index = self._joint(obj_name, joint_name)
-        q, _ = self._scene.robot.backend.get_joint_states(obj.body, [index])
-        return float(q[0])
+        # read all of the object's joints: the same query the observation makes,
+        # so the backend's per-step memo answers it
+        indices = list(obj.joint_index.values())
+        q, _ = self._scene.robot.backend.get_joint_states(obj.body, indices)
+        return float(q[indices.index(index)])
 
     def joint_limit(self, obj_name: str, joint_name: str) -> tuple[float, float]:
         """``(lower, upper)`` from the articulation tree (lower = closed)."""

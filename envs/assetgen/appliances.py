@@ -258,35 +258,35 @@ def build_safe(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Microwave",
-        "articulated",
-        build_microwave,
-        5,
-        "Width 0.4-0.55 m, height 0.24-0.34 m, depth 0.28-0.355 m, hinge side (control panel "
+        name="Microwave",
+        kind="articulated",
+        build=build_microwave,
+        n_instances=5,
+        randomizations="Width 0.4-0.55 m, height 0.24-0.34 m, depth 0.28-0.355 m, hinge side (control panel "
         "opposite), controls (2-3 buttons, dial and button, two dials), colours.",
     ),
     CategorySpec(
-        "Oven",
-        "articulated",
-        build_oven,
-        5,
-        "Width 0.4-0.6 m, height 0.34-0.5 m, depth 0.3-0.355 m, 2-4 dials, optional push "
+        name="Oven",
+        kind="articulated",
+        build=build_oven,
+        n_instances=5,
+        randomizations="Width 0.4-0.6 m, height 0.34-0.5 m, depth 0.3-0.355 m, 2-4 dials, optional push "
         "button, control strip height, colours.",
     ),
     CategorySpec(
-        "Refrigerator",
-        "articulated",
-        build_refrigerator,
-        5,
-        "Height 0.6-0.72 m, width 0.36-0.5 m, depth 0.28-0.355 m, layout (side by side, "
+        name="Refrigerator",
+        kind="articulated",
+        build=build_refrigerator,
+        n_instances=5,
+        randomizations="Height 0.6-0.72 m, width 0.36-0.5 m, depth 0.28-0.355 m, layout (side by side, "
         "freezer on top, freezer at the bottom), hinge side, colours.",
     ),
     CategorySpec(
-        "Safe",
-        "articulated",
-        build_safe,
-        5,
-        "Width 0.3-0.44 m, height 0.3-0.48 m, depth 0.28-0.355 m, hinge side, bar, lever or "
+        name="Safe",
+        kind="articulated",
+        build=build_safe,
+        n_instances=5,
+        randomizations="Width 0.3-0.44 m, height 0.3-0.48 m, depth 0.28-0.355 m, hinge side, bar, lever or "
         "knob handle, dial radius, colours.",
     ),
 )

@@ -293,43 +293,43 @@ def build_toilet(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Box",
-        "articulated",
-        build_box,
-        5,
-        "Width 0.16-0.34 m, depth 0.12-0.28 m, height 0.07-0.18 m, lid thickness and "
+        name="Box",
+        kind="articulated",
+        build=build_box,
+        n_instances=5,
+        randomizations="Width 0.16-0.34 m, depth 0.12-0.28 m, height 0.07-0.18 m, lid thickness and "
         "opening angle, front tab, knob or top bar handle, colours.",
     ),
     CategorySpec(
-        "TrashCan",
-        "articulated",
-        build_trash_can,
-        5,
-        "Square (0.2-0.32 m) or round (radius 0.1-0.16 m) body, height 0.24-0.48 m, handle "
+        name="TrashCan",
+        kind="articulated",
+        build=build_trash_can,
+        n_instances=5,
+        randomizations="Square (0.2-0.32 m) or round (radius 0.1-0.16 m) body, height 0.24-0.48 m, handle "
         "style, colours.",
     ),
     CategorySpec(
-        "Kettle",
-        "articulated",
-        build_kettle,
-        5,
-        "Body radius 0.065-0.09 m, height 0.14-0.22 m, lid size and opening angle, spout "
+        name="Kettle",
+        kind="articulated",
+        build=build_kettle,
+        n_instances=5,
+        randomizations="Body radius 0.065-0.09 m, height 0.14-0.22 m, lid size and opening angle, spout "
         "angle, colours.",
     ),
     CategorySpec(
-        "Dispenser",
-        "articulated",
-        build_dispenser,
-        5,
-        "Pump bottle (size, pump travel 12-20 mm, cap radius) or wipes box with a sliding "
+        name="Dispenser",
+        kind="articulated",
+        build=build_dispenser,
+        n_instances=5,
+        randomizations="Pump bottle (size, pump travel 12-20 mm, cap radius) or wipes box with a sliding "
         "lid (size), colours.",
     ),
     CategorySpec(
-        "Toilet",
-        "articulated",
-        build_toilet,
-        5,
-        "Bowl width 0.24-0.3 m, depth 0.22-0.27 m, height 0.2-0.3 m, tank depth and "
+        name="Toilet",
+        kind="articulated",
+        build=build_toilet,
+        n_instances=5,
+        randomizations="Bowl width 0.24-0.3 m, depth 0.22-0.27 m, height 0.2-0.3 m, tank depth and "
         "height, flush button on the left, right or both sides of the tank front, colours.",
     ),
 )

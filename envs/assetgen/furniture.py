@@ -301,34 +301,34 @@ def build_chair(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "StorageFurniture",
-        "articulated",
-        build_storage_furniture,
-        8,
-        "Layout cycles over drawers only, one door, door with drawers above, two columns "
+        name="StorageFurniture",
+        kind="articulated",
+        build=build_storage_furniture,
+        n_instances=8,
+        randomizations="Layout cycles over drawers only, one door, door with drawers above, two columns "
         "and double doors; width 0.36-0.7 m, height 0.38-0.72 m, depth 0.3-0.355 m, number "
         "of drawers, hinge side, bar or knob handles, colours.",
     ),
     CategorySpec(
-        "Door",
-        "articulated",
-        build_door,
-        5,
-        "Frame width 0.36-0.56 m and height 0.5-0.72 m, frame profile, hinge side, bar, "
+        name="Door",
+        kind="articulated",
+        build=build_door,
+        n_instances=5,
+        randomizations="Frame width 0.36-0.56 m and height 0.5-0.72 m, frame profile, hinge side, bar, "
         "knob or lever handle, colours.",
     ),
     CategorySpec(
-        "Window",
-        "articulated",
-        build_window,
-        5,
-        "Width 0.4-0.64 m, height 0.4-0.7 m, sash sliding up or sideways, colours.",
+        name="Window",
+        kind="articulated",
+        build=build_window,
+        n_instances=5,
+        randomizations="Width 0.4-0.64 m, height 0.4-0.7 m, sash sliding up or sideways, colours.",
     ),
     CategorySpec(
-        "FoldingChair",
-        "articulated",
-        build_chair,
-        5,
-        "Seat width 0.24-0.34 m, depth 0.22-0.3 m, height 0.2-0.3 m, backrest height, colours.",
+        name="FoldingChair",
+        kind="articulated",
+        build=build_chair,
+        n_instances=5,
+        randomizations="Seat width 0.24-0.34 m, depth 0.22-0.3 m, height 0.2-0.3 m, backrest height, colours.",
     ),
 )

@@ -204,35 +204,35 @@ def build_button_panel(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Faucet",
-        "articulated",
-        build_faucet,
-        5,
-        "Lever motion (lift, swing, two swinging handles), body height 0.12-0.24 m, spout "
+        name="Faucet",
+        kind="articulated",
+        build=build_faucet,
+        n_instances=5,
+        randomizations="Lever motion (lift, swing, two swinging handles), body height 0.12-0.24 m, spout "
         "reach, lever length, finish and colours.",
     ),
     CategorySpec(
-        "Lamp",
-        "articulated",
-        build_lamp,
-        5,
-        "Head motion (tilt, swivel), foot radius, pole height 0.3-0.5 m, arm length, shade "
+        name="Lamp",
+        kind="articulated",
+        build=build_lamp,
+        n_instances=5,
+        randomizations="Head motion (tilt, swivel), foot radius, pole height 0.3-0.5 m, arm length, shade "
         "size, colours.",
     ),
     CategorySpec(
-        "Laptop",
-        "articulated",
-        build_laptop,
-        5,
-        "Width 0.26-0.36 m, depth 0.18-0.25 m, base and screen thickness, screen opening "
+        name="Laptop",
+        kind="articulated",
+        build=build_laptop,
+        n_instances=5,
+        randomizations="Width 0.26-0.36 m, depth 0.18-0.25 m, base and screen thickness, screen opening "
         "angle, colours.",
     ),
     CategorySpec(
-        "ButtonPanel",
-        "articulated",
-        build_button_panel,
-        5,
-        "Buttons on the front or on top, panel size, button radius 15-20 mm, 1-2 rows and "
+        name="ButtonPanel",
+        kind="articulated",
+        build=build_button_panel,
+        n_instances=5,
+        randomizations="Buttons on the front or on top, panel size, button radius 15-20 mm, 1-2 rows and "
         "2-4 columns (as many as fit), colours.",
     ),
 )

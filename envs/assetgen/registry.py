@@ -54,6 +54,10 @@ CATEGORY_SPECS: tuple[CategorySpec, ...] = (
 DEFAULT_PLACEMENT: dict[str, object] = {"position": [0.1, 0.0, 0.0], "yaw": 0.0}
 """Where an articulated object is checked to be reachable: origin at world (0.1, 0, 0), yaw 0."""
 
+_OWNED_NAMES = frozenset(
+    {"mobility.urdf", "meta.json", "articulation_tree.json", "articulation_tree.txt"}
+)
+
 
 @dataclass(frozen=True)
 class GeneratedAsset:
@@ -240,8 +244,10 @@ def generate_all(out_dir: str | Path | None = None, clean: bool = True) -> list[
 
     Args:
         out_dir: Assets root; created if missing.
-        clean: Remove files under ``out_dir/objects`` that the generator no
-            longer produces (stale instances), then empty directories.
+        clean: Remove generator-owned files (``mobility.urdf``, ``meta.json``,
+            ``articulation_tree.*``) under ``out_dir/objects`` that the
+            generator no longer produces (stale instances), then empty
+            directories; other files are never touched.
 
     Returns:
         The written paths.
@@ -259,7 +265,7 @@ def generate_all(out_dir: str | Path | None = None, clean: bool = True) -> list[
     if clean and objects.is_dir():
         for path in sorted(objects.rglob("*"), reverse=True):
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and rel not in files:
+            if path.is_file() and rel not in files and path.name in _OWNED_NAMES:
                 path.unlink()
             elif path.is_dir() and not any(path.iterdir()):
                 path.rmdir()

@@ -131,12 +131,38 @@ def build_table(s: ParamSampler, asset_id: str) -> Blueprint:
 
 CATEGORIES: tuple[CategorySpec, ...] = (
     CategorySpec(
-        "Cube", "rigid", build_cube, 4, "Side 3.5-7 cm, colour; mass from size (0.05-0.3 kg)."
+        name="Cube",
+        kind="rigid",
+        build=build_cube,
+        n_instances=4,
+        randomizations="Side 3.5-7 cm, colour; mass from size (0.05-0.3 kg).",
     ),
-    CategorySpec("Cylinder", "rigid", build_can, 4, "Radius 2.2-3.5 cm, height 5-8 cm, colour."),
-    CategorySpec("Bowl", "rigid", build_bowl, 3, "Base radius, wall height and flare, colour."),
     CategorySpec(
-        "Bread", "rigid", build_bread, 3, "Length 6-8 cm, width 4.5-6 cm, height 4-5.5 cm."
+        name="Cylinder",
+        kind="rigid",
+        build=build_can,
+        n_instances=4,
+        randomizations="Radius 2.2-3.5 cm, height 5-8 cm, colour.",
     ),
-    CategorySpec("Table", "rigid", build_table, 1, "None: the table matches the world constants."),
+    CategorySpec(
+        name="Bowl",
+        kind="rigid",
+        build=build_bowl,
+        n_instances=3,
+        randomizations="Base radius, wall height and flare, colour.",
+    ),
+    CategorySpec(
+        name="Bread",
+        kind="rigid",
+        build=build_bread,
+        n_instances=3,
+        randomizations="Length 6-8 cm, width 4.5-6 cm, height 4-5.5 cm.",
+    ),
+    CategorySpec(
+        name="Table",
+        kind="rigid",
+        build=build_table,
+        n_instances=1,
+        randomizations="None: the table matches the world constants.",
+    ),
 )

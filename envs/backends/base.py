@@ -314,6 +314,10 @@ class Backend(Protocol):
     ) -> np.ndarray:
         """Joint positions (all movable joints, index order) that put ``link`` at the pose."""
 
+    def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
+        """Geometric Jacobian ``(6, n)`` of a link origin (linear rows, then angular)
+        with respect to the body's ``n`` movable joints at joint positions ``positions``."""
+
     def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
         """Primitive collision shapes of a link in world coordinates."""
 

@@ -28,6 +28,12 @@ _JOINT_TYPES = {0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "
 _SHAPE_KINDS = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule"}
 
 
+def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
 def _import_pybullet():
     try:
         import pybullet
@@ -60,6 +66,7 @@ class PyBulletBackend:
             raise BackendError("could not start a PyBullet DIRECT client")
         self._p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._client)
         self._joint_cache: dict[int, list[JointInfo]] = {}
+        self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._configure()
 
     # lifecycle -----------------------------------------------------------------
@@ -77,6 +84,7 @@ class PyBulletBackend:
         """Remove every body and constraint; restore gravity and timestep."""
         self._p.resetSimulation(physicsClientId=self._client)
         self._joint_cache.clear()
+        self._reads.clear()
         self._configure()
 
     def close(self) -> None:
@@ -112,6 +120,7 @@ class PyBulletBackend:
     ) -> int:
         """Load a URDF file; self-collision is enabled for non-adjacent links."""
         p = self._p
+        self._reads.clear()
         flags = p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT | p.URDF_USE_INERTIA_FROM_FILE
         try:
             body = p.loadURDF(
@@ -176,14 +185,24 @@ class PyBulletBackend:
         return self._p.getBodyInfo(body, physicsClientId=self._client)[0].decode()
 
     # state ---------------------------------------------------------------------
+    # Reads are memoised until the next call that changes the world (step,
+    # teleport, restore); every such call goes through this class and clears the
+    # memo, and returned arrays are read-only so no caller can corrupt it.
     def get_base_pose(self, body: int) -> tuple[np.ndarray, np.ndarray]:
-        """World position and orientation of the base."""
-        pos, orn = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
-        return np.asarray(pos, dtype=np.float64), np.asarray(orn, dtype=np.float64)
+        """World position and orientation of the base (read-only arrays)."""
+        key = ("base", body)
+        hit = self._reads.get(key)
+        if hit is None:
+            pos, orn = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
+            hit = self._reads[key] = _frozen(
+                np.asarray(pos, dtype=np.float64), np.asarray(orn, dtype=np.float64)
+            )
+        return hit
 
     def set_base_pose(self, body: int, position, orientation) -> None:
         """Teleport the base and zero its velocity."""
         p, c = self._p, self._client
+        self._reads.clear()
         p.resetBasePositionAndOrientation(body, list(position), list(orientation), physicsClientId=c)
         p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=c)
 
@@ -193,23 +212,35 @@ class PyBulletBackend:
         return np.asarray(lin, dtype=np.float64), np.asarray(ang, dtype=np.float64)
 
     def get_joint_states(self, body: int, joints: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Positions and velocities of the given joints."""
+        """Positions and velocities of the given joints (read-only arrays)."""
         if not joints:
             return np.zeros(0), np.zeros(0)
-        states = self._p.getJointStates(body, joints, physicsClientId=self._client)
-        pos = np.fromiter((s[0] for s in states), dtype=np.float64, count=len(joints))
-        vel = np.fromiter((s[1] for s in states), dtype=np.float64, count=len(joints))
-        return pos, vel
+        key = ("joints", body, *joints)
+        hit = self._reads.get(key)
+        if hit is None:
+            states = self._p.getJointStates(body, joints, physicsClientId=self._client)
+            pos = np.fromiter((s[0] for s in states), dtype=np.float64, count=len(joints))
+            vel = np.fromiter((s[1] for s in states), dtype=np.float64, count=len(joints))
+            hit = self._reads[key] = _frozen(pos, vel)
+        return hit
 
     def reset_joint_states(self, body: int, joints: list[int], positions, velocities=None) -> None:
         """Teleport joints."""
         p, c = self._p, self._client
+        self._reads.clear()
         velocities = np.zeros(len(joints)) if velocities is None else velocities
         for j, q, v in zip(joints, positions, velocities, strict=True):
             p.resetJointState(body, j, float(q), float(v), physicsClientId=c)
 
     def get_link_poses(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """World poses of link frames (``-1`` = base)."""
+        """World poses of link frames (``-1`` = base; read-only arrays)."""
+        key = ("links", body, *links)
+        hit = self._reads.get(key)
+        if hit is None:
+            hit = self._reads[key] = _frozen(*self._read_link_poses(body, links))
+        return hit
+
+    def _read_link_poses(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
         p, c = self._p, self._client
         positions = np.zeros((len(links), 3))
         orientations = np.zeros((len(links), 4))
@@ -231,18 +262,24 @@ class PyBulletBackend:
         return positions, orientations
 
     def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """AABB of one link, or the union over all links of the body."""
+        """AABB of one link, or the union over all links of the body (read-only arrays)."""
+        key = ("aabb", body, link)
+        hit = self._reads.get(key)
+        if hit is not None:
+            return hit
         p, c = self._p, self._client
         if link is not None:
             lo, hi = p.getAABB(body, link, physicsClientId=c)
-            return np.asarray(lo), np.asarray(hi)
-        lows, highs = [], []
-        for i in range(-1, p.getNumJoints(body, physicsClientId=c)):
-            lo, hi = p.getAABB(body, i, physicsClientId=c)
-            if np.all(np.asarray(hi) >= np.asarray(lo)):
-                lows.append(lo)
-                highs.append(hi)
-        return np.min(np.asarray(lows), axis=0), np.max(np.asarray(highs), axis=0)
+            hit = (np.asarray(lo), np.asarray(hi))
+        else:
+            n = len(self.joint_infos(body))
+            boxes = [p.getAABB(body, i, physicsClientId=c) for i in range(-1, n)]
+            hit = (
+                np.asarray([b[0] for b in boxes]).min(axis=0),
+                np.asarray([b[1] for b in boxes]).max(axis=0),
+            )
+        self._reads[key] = _frozen(*hit)
+        return hit
 
     def set_joint_position_targets(
         self, body: int, joints: list[int], positions, forces, position_gain: float = 0.3
@@ -296,6 +333,7 @@ class PyBulletBackend:
     def step(self, n: int = 1) -> None:
         """Advance physics ``n`` timesteps."""
         p, c = self._p, self._client
+        self._reads.clear()
         for _ in range(n):
             p.stepSimulation(physicsClientId=c)
 
@@ -339,6 +377,7 @@ class PyBulletBackend:
 
     def update_collisions(self) -> None:
         """Refresh broad-phase AABBs after teleporting."""
+        self._reads.clear()
         self._p.performCollisionDetection(physicsClientId=self._client)
 
     def create_fixed_constraint(
@@ -404,6 +443,15 @@ class PyBulletBackend:
         q = self._p.calculateInverseKinematics(body, link, list(position), **kwargs)
         return np.asarray(q, dtype=np.float64)
 
+    def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
+        """Geometric Jacobian of the link frame origin over all movable joints."""
+        q = [float(x) for x in positions]
+        zeros = [0.0] * len(q)
+        lin, ang = self._p.calculateJacobian(
+            body, link, [0.0, 0.0, 0.0], q, zeros, zeros, physicsClientId=self._client
+        )
+        return np.vstack([np.asarray(lin), np.asarray(ang)])
+
     def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
         """Primitive collision shapes of a link in world coordinates."""
         p, c = self._p, self._client
@@ -436,6 +484,7 @@ class PyBulletBackend:
 
     def restore_state(self, state: int) -> None:
         """Restore a snapshot of this client."""
+        self._reads.clear()
         try:
             self._p.restoreState(stateId=state, physicsClientId=self._client)
         except self._p.error as exc:

@@ -21,9 +21,9 @@ sending schemas, so servers without structured output still work.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -216,7 +216,8 @@ class OpenAIClient(LLMClient):
             body = exc.read().decode("utf-8", "replace")[:2000]
             raise LLMHTTPError(self._status_message(exc.code, body), exc.code, body,
                                _retry_after(exc.headers)) from None
-        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as exc:
+        except (urllib.error.URLError, ConnectionError, TimeoutError,
+                http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
             raise LLMHTTPError(f"cannot reach {self.url}: {reason}; is the server running "
                                "and SIMJUDGE_LLM_BASE_URL right?") from None

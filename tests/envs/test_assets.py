@@ -348,6 +348,9 @@ def test_contact_points_reachable_by_panda(backend, catalogue, category):
             rot = _quat_matrix(orn[0])
             target = pos[0] + rot @ np.asarray(contact["point"])
             normal = rot @ np.asarray(contact["normal"])
+            closed = entry.meta["links"][link.name]["interaction_object"]
+            assert np.allclose(target - PLACEMENT, closed["point"], atol=1e-3)
+            assert np.allclose(normal, closed["normal"], atol=1e-3)
             assert 0.0 <= target[2] <= 0.66, (entry.asset_id, link.name, target)
             err, angle = _reach(backend, robot, arm, lower, upper, target, normal, rng)
             if err > REACH_TOL or angle > ANGLE_TOL:
@@ -375,6 +378,26 @@ def test_rigid_objects_rest_on_a_plane(backend, catalogue, category):
         assert abs(pos[2]) < 0.005 and np.linalg.norm(pos[:2]) < 0.01, (entry.asset_id, pos)
         assert np.linalg.norm(lin) < 0.02 and np.linalg.norm(ang) < 0.1, (entry.asset_id, lin, ang)
         assert _quat_matrix(orn)[2, 2] > 0.99
+
+
+def test_free_base_objects_stay_upright_when_opened(backend, catalogue):
+    """Boxes and kettles (free base by default) may be opened in place without tipping."""
+    free = [e for e in catalogue.entries("articulated") if not e.default_fixed_base]
+    assert free
+    for entry in free:
+        backend.reset_world()
+        backend.add_box((1.0, 1.0, 0.05), (0.0, 0.0, -0.05))
+        body = backend.load_urdf(entry.urdf_path, (0.1, 0.0, 0.002))
+        infos = {info.name: info for info in backend.joint_infos(body)}
+        joints = [infos[j.name] for j in entry.tree.movable_joints]
+        backend.step(50)
+        start, _ = backend.get_base_pose(body)
+        targets = np.array([entry.tree.joint(info.name).upper for info in joints])
+        forces = np.array([info.max_force for info in joints])
+        backend.set_joint_position_targets(body, [i.index for i in joints], targets, forces, 0.05)
+        backend.step(300)
+        pos, orn = backend.get_base_pose(body)
+        assert _quat_matrix(orn)[2, 2] > 0.99 and np.linalg.norm(pos - start) < 0.01, entry.asset_id
 
 
 def test_table_asset_top_at_origin(backend, catalogue):

@@ -1,0 +1,164 @@
+"""Embedded local model: llama.cpp through ``llama-cpp-python`` running a GGUF on CPU.
+
+The offline default backend. The model is loaded at the first call (not at construction),
+so building a client, hashing requests and replaying from the cache work without the
+extra installed. A JSON schema is enforced by grammar-constrained decoding
+(``response_format={"type": "json_object", "schema": ...}``), so even a small model
+returns parseable JSON of the right shape. At temperature 0 decoding is greedy and
+repeatable; at higher temperatures the per-call ``seed`` (else the client's) fixes the
+sample.
+
+Install (a source build, ~4 min on 2 cores; ``GGML_NATIVE=OFF`` avoids a CPU-specific
+build that crashes on some machines)::
+
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir llama-cpp-python==0.3.36
+
+plus the weights of a registered model (:mod:`simjudge.tasks.llm.models`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .base import LLMClient, LLMDependencyError, LLMError, LLMRequest, RawCompletion
+from .log import LLMLog
+from .models import LLM_INSTALL_HINT, MODELS, ensure_model
+
+__all__ = ["DEFAULT_LOCAL_MODEL", "LlamaCppClient", "llama_cpp_available"]
+
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
+
+
+def llama_cpp_available() -> bool:
+    """True when ``llama_cpp`` can be imported (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+class LlamaCppClient(LLMClient):
+    """llama.cpp chat completions on CPU.
+
+    Args:
+        model: A registry name (``qwen2.5-coder-1.5b``, ``smollm2-135m``) or a ``.gguf``
+            path; default ``$SIMJUDGE_LLM_LOCAL_MODEL`` or ``qwen2.5-coder-1.5b``.
+        n_ctx: Context window in tokens (prompt + reply).
+        n_threads: CPU threads; default all cores.
+        seed: Default sampling seed when a call passes none.
+        top_p: Nucleus sampling mass (ignored at temperature 0).
+        repeat_penalty: llama.cpp repetition penalty (1.0 = off).
+        chat_format: Force a llama-cpp-python chat format; None = the template stored
+            in the GGUF.
+        log: Optional exchange log.
+    """
+
+    backend: ClassVar[str] = "llamacpp"
+    supports_json_schema: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        seed: int = 0,
+        top_p: float = 0.95,
+        repeat_penalty: float = 1.0,
+        chat_format: str | None = None,
+        log: LLMLog | None = None,
+    ) -> None:
+        super().__init__(log=log)
+        model = model or os.environ.get("SIMJUDGE_LLM_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
+        self._source = model
+        self._model = model if isinstance(model, str) and model in MODELS else Path(model).name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.seed = seed
+        self.top_p = top_p
+        self.repeat_penalty = repeat_penalty
+        self.chat_format = chat_format
+        self._llama: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def _params(self) -> dict[str, Any]:
+        return {"n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
+                "top_p": self.top_p, "repeat_penalty": self.repeat_penalty,
+                "chat_format": self.chat_format}
+
+    @property
+    def loaded(self) -> bool:
+        """True once the GGUF is in memory."""
+        return self._llama is not None
+
+    def load(self) -> Any:
+        """Load the model now (otherwise on the first call); returns the ``Llama``."""
+        if self._llama is not None:
+            return self._llama
+        try:
+            import llama_cpp
+        except ImportError:
+            raise LLMDependencyError(
+                f"the llama.cpp backend needs llama-cpp-python; run `make llm` or: "
+                f"{LLM_INSTALL_HINT}") from None
+        path = ensure_model(self._source)
+        kwargs: dict[str, Any] = {
+            "model_path": str(path), "n_ctx": self.n_ctx, "n_threads": self.n_threads,
+            "n_threads_batch": self.n_threads, "seed": self.seed, "n_gpu_layers": 0,
+            "verbose": False,
+        }
+        if self.chat_format:
+            kwargs["chat_format"] = self.chat_format
+        # llama.cpp prints model metadata on stderr from C; keep Python-side noise down
+        with contextlib.redirect_stderr(io.StringIO()):
+            try:
+                self._llama = llama_cpp.Llama(**kwargs)
+            except (ValueError, RuntimeError) as exc:
+                raise LLMError(f"llama.cpp could not load {path}: {exc}") from None
+        return self._llama
+
+    def _complete(self, request: LLMRequest) -> RawCompletion:
+        with self._lock:
+            llama = self.load()
+            kwargs: dict[str, Any] = {
+                "messages": [dict(m) for m in request.messages],
+                "temperature": request.temperature,
+                "top_p": self.top_p,
+                "repeat_penalty": self.repeat_penalty,
+                "max_tokens": request.max_tokens,
+                "seed": self.seed if request.seed is None else request.seed,
+                "stop": list(request.stop) or None,
+            }
+            if request.json_schema is not None:
+                kwargs["response_format"] = {"type": "json_object",
+                                             "schema": dict(request.json_schema)}
+            try:
+                out = llama.create_chat_completion(**kwargs)
+            except ValueError as exc:  # e.g. prompt longer than n_ctx
+                raise LLMError(f"llama.cpp ({self._model}) rejected the request: {exc}; "
+                               f"raise n_ctx (now {self.n_ctx}) or shorten the prompt") from None
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return RawCompletion(
+            text=choice["message"].get("content") or "",
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=str(choice.get("finish_reason") or ""),
+            constrained=request.json_schema is not None,
+        )
+
+    def close(self) -> None:
+        """Free the model's memory."""
+        with self._lock:
+            if self._llama is not None:
+                with contextlib.suppress(Exception):
+                    self._llama.close()
+                self._llama = None
