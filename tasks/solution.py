@@ -26,6 +26,18 @@ SUBTASK_KINDS: tuple[str, ...] = ("primitive", "reward")
 ACTION_SPACES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
 
 
+class _ReadableDumper(yaml.SafeDumper):
+    """Writes multi-line strings (code) as literal blocks so solution files read like code."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_ReadableDumper.add_representer(str, _str_representer)
+
+
 class SolutionError(ValueError):
     """A solution is malformed; the message gives each field path and the fix."""
 
@@ -106,7 +118,8 @@ class Solution(BaseModel):
 
     def to_yaml(self) -> str:
         """YAML text that :meth:`from_yaml` reads back."""
-        return yaml.safe_dump(self.model_dump(mode="json", by_alias=True), sort_keys=False, width=100)
+        data = self.model_dump(mode="json", by_alias=True)
+        return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, width=100)
 
     def prefix(self, k: int) -> Solution:
         """The solution truncated to its first ``k`` subtasks (VERGSA prefixes)."""
