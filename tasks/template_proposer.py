@@ -164,6 +164,22 @@ class TemplateProposer:
             )
         return solutions
 
+    def complete(
+        self, task: TaskRequest, prefix: Solution, n: int = 1, seed: int = 0,
+        exemplars: Sequence[Exemplar] = (),
+    ) -> list[Solution]:
+        """``n`` completions of ``prefix``: its scene and subtasks, then the rest of a
+        template variant (the subtasks of the variant after the prefix's length)."""
+        out = []
+        for candidate in self.propose(task, exemplars, n=n, seed=seed):
+            rest = candidate.subtasks[len(prefix.subtasks):] or candidate.subtasks[-1:]
+            provenance = {**candidate.provenance, "proposer": "template-completer",
+                          "prefix_length": len(prefix.subtasks)}
+            out.append(candidate.model_copy(
+                update={"scene": prefix.scene, "subtasks": prefix.subtasks + tuple(rest),
+                        "provenance": provenance}))
+        return out
+
     # ----------------------------------------------------------------------------
     def _scene(self, task: TaskRequest, verb: str, joint: JointSpec) -> dict:
         if task.builtin is not None:
