@@ -1,12 +1,15 @@
 """Low-level state observations with a documented, named layout.
 
 Why a builder: the flat vector's layout is fixed per scene at construction, so
-each step only fills preallocated slices with a handful of batched backend
-queries (one per object and kind), which keeps the env step cheap relative to
-physics.
+each step only makes a handful of batched backend queries (one per object and
+kind, answered from the backend's per-step memo when the env already asked)
+and copies them into a preallocated buffer in one fused call, which keeps the
+env step cheap relative to physics.
 """
 
 from __future__ import annotations
+
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -16,7 +19,8 @@ from .scene_builder import BuiltScene
 
 __all__ = ["ObservationBuilder"]
 
-_OBJECT_KEYS = ("pos", "quat", "aabb_min", "aabb_max", "joints", "links")
+_ON = np.ones(1)
+_OFF = np.zeros(1)
 
 
 class ObservationBuilder:
@@ -44,11 +48,9 @@ class ObservationBuilder:
             self.layout[name] = slice(start, start + size)
             start += size
         self.size = start
-        # per object: handles and the slices to fill, resolved once
-        self._objects = [
-            (obj, names, joints, links, *(self.layout[f"{obj.name}/{k}"] for k in _OBJECT_KEYS))
-            for obj, names, joints, links in objects
-        ]
+        # per object: joint names, joint and link indices, resolved once; the
+        # pieces are read in layout order
+        self._objects = objects
         self._buffer = np.zeros(self.size, dtype=np.float32)
         self._joint_values: dict[str, tuple[list[str], np.ndarray]] = {}
 
@@ -65,25 +67,31 @@ class ObservationBuilder:
 
     def observe(self, obs_mode: str):
         """Current observation (a fresh array or dict of arrays)."""
-        b, lay, buf = self.backend, self.layout, self._buffer
-        robot = self.scene.robot
+        b, robot = self.backend, self.scene.robot
         pos, orn = robot.ee_pose()
-        buf[lay["eef_pos"]] = pos
-        buf[lay["eef_quat"]] = orn
-        buf[lay["arm_qpos"]] = robot.arm_qpos()
-        buf[lay["suction"]] = 1.0 if robot.suction_on else 0.0
-        for obj, names, joints, links, s_pos, s_quat, s_lo, s_hi, s_joints, s_links in self._objects:
-            buf[s_pos], buf[s_quat] = b.get_base_pose(obj.body)
-            buf[s_lo], buf[s_hi] = b.get_aabb(obj.body)
+        parts = [pos, orn, robot.arm_qpos(), _ON if robot.suction_on else _OFF]
+        joint_values = self._joint_values
+        for obj, names, joints, links in self._objects:
+            body = obj.body
+            parts += b.get_base_pose(body)
+            parts += b.get_aabb(body)
             if joints:
-                values = b.get_joint_states(obj.body, joints)[0]
-                buf[s_joints] = values
-                self._joint_values[obj.name] = (names, values)
+                values = b.get_joint_states(body, joints)[0]
+                parts.append(values)
+                joint_values[obj.name] = (names, values)
             if links:
-                buf[s_links] = b.get_link_poses(obj.body, links)[0].ravel()
+                parts.append(b.get_link_poses(body, links)[0].ravel())
+        # one fused copy (and float64 -> float32 cast) into the layout's order
+        buf = np.concatenate(parts, out=self._buffer, casting="same_kind")
         if obs_mode == "state":
             return buf.copy()
-        return {name: buf[sl].copy() for name, sl in lay.items()}
+        return {name: buf[sl].copy() for name, sl in self.layout.items()}
+
+    def last_is_finite(self) -> bool:
+        """Whether every entry of the last :meth:`observe` is finite (no physics blow-up)."""
+        # the float64 sum of float32 entries cannot overflow, so it is finite
+        # exactly when every entry is
+        return math.isfinite(self._buffer.sum(dtype=np.float64))
 
     def zeros(self, obs_mode: str):
         """An all-zero observation (used after a physics error)."""
@@ -94,6 +102,6 @@ class ObservationBuilder:
     def last_joint_values(self) -> dict[str, dict[str, float]]:
         """Joint values read by the last :meth:`observe` (object -> joint -> value)."""
         return {
-            obj: {name: round(float(v), 5) for name, v in zip(names, values, strict=True)}
+            obj: {name: round(v, 5) for name, v in zip(names, values.tolist(), strict=True)}
             for obj, (names, values) in self._joint_values.items()
         }

@@ -228,6 +228,8 @@ def _configure_joints(backend: Backend, sobj: SceneObject) -> None:
         return
     for joint in tree.movable_joints:
         index = sobj.joint_index[joint.name]
+        if joint.type != "continuous":
+            backend.set_joint_limits(sobj.body, index, joint.lower, joint.upper)
         if joint.spring:
             backend.set_joint_position_targets(
                 sobj.body, [index], np.array([joint.lower]), np.array([_SPRING_FORCE]), 0.2

@@ -22,7 +22,6 @@ from .scene import SceneConfig
 from .scene_builder import BuiltScene, build_scene
 from .sim_state import SimState, capture_state, restore_state
 from .state_api import StateView
-from .transforms import quat_from_axis_angle, quat_multiply
 from .world import PHYSICS_TIMESTEP
 
 __all__ = ["SimEnv", "SUPPORTED_OBS_MODES", "SUPPORTED_REWARD_MODES", "SUPPORTED_TRANSLATION_MODES"]
@@ -64,7 +63,8 @@ class SimEnv(gym.Env):
 
     **Info** every step: ``elapsed_steps``, ``success``, ``fail``, the goal's
     named facts (e.g. ``is_grasped``, ``joint_fraction``), ``progress`` (the
-    privileged Φ), ``physics_error`` and ``state`` (a privileged summary:
+    privileged Φ), ``physics_error``, ``suction_lost`` (the weld was overloaded
+    and let go this step) and ``state`` (a privileged summary:
     ``eef_pos``, ``suction``, ``grasped``, ``joints``).
 
     **Reward** ``dense`` = 5·Φ (max :data:`~simjudge.envs.goals.MAX_DENSE_REWARD`),
@@ -137,6 +137,7 @@ class SimEnv(gym.Env):
         self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(7,), dtype=np.float32)
         self.elapsed_steps = 0
         self._physics_error = False
+        self._suction_lost = False
 
     # ----------------------------------------------------------------------------
     def _pick_camera(self, name: str | None) -> CameraSpec:
@@ -167,22 +168,25 @@ class SimEnv(gym.Env):
             restore_state(self.scene, None)
             self.elapsed_steps = 0
         self._physics_error = False
+        self._suction_lost = False
         obs = self._obs.observe(self.obs_mode)
         return obs, self.get_info()
 
     def step(self, action):
         """Apply one action for ``frameskip`` physics steps."""
-        action = np.clip(np.asarray(action, dtype=np.float64).reshape(7), -1.0, 1.0)
-        if not np.all(np.isfinite(action)):
+        # np.clip's semantics (NaN stays NaN, ±inf saturate) without its overhead
+        action = np.minimum(np.maximum(np.asarray(action, dtype=np.float64).reshape(7), -1.0), 1.0)
+        if action.sum() != action.sum():  # NaN: the only non-finite value left after clipping
             raise ValueError(f"action contains non-finite values: {action}; actions must be finite")
         self._apply_action(action)
         self.backend.step(self.frameskip)
-        if self.scene.robot.suction_on and self.scene.robot.attachment is None:
-            self.scene.robot.activate_suction(self.scene.static_bodies)
+        robot = self.scene.robot
+        self._suction_lost = robot.break_overloaded_suction()
+        if robot.suction_on and robot.attachment is None:
+            robot.activate_suction(self.scene.static_bodies)
         self.elapsed_steps += 1
         obs = self._obs.observe(self.obs_mode)
-        flat = obs if self.obs_mode == "state" else np.concatenate([v.ravel() for v in obs.values()])
-        if not np.all(np.isfinite(flat)):
+        if not self._obs.last_is_finite():
             self._physics_error = True
             obs = self._obs.zeros(self.obs_mode)
         info = self.get_info()
@@ -198,7 +202,7 @@ class SimEnv(gym.Env):
             target = pos + action[:3] * self.max_translation
         else:
             target = WORKSPACE_LOW + (action[:3] + 1.0) / 2.0 * (WORKSPACE_HIGH - WORKSPACE_LOW)
-        target_orn = quat_multiply(orn, quat_from_axis_angle(action[3:6] * self.max_rotation))
+        target_orn = _turn(orn.tolist(), action[3:6] * self.max_rotation)
         robot.command(robot.differential_ik(target, target_orn))
         if action[6] > 0.0 and not robot.suction_on:
             robot.activate_suction(self.scene.static_bodies)
@@ -223,13 +227,14 @@ class SimEnv(gym.Env):
             info["progress"] = self.goal.progress(facts)
         info["elapsed_steps"] = self.elapsed_steps
         info["physics_error"] = self._physics_error
+        info["suction_lost"] = self._suction_lost
         info["state"] = self._state_summary()
         return info
 
     def _state_summary(self) -> dict[str, Any]:
         robot = self.scene.robot
         return {
-            "eef_pos": robot.ee_pose()[0].round(4).tolist(),
+            "eef_pos": [_round4(v) for v in robot.ee_pose()[0].tolist()],
             "suction": robot.suction_on,
             "grasped": self.view.grasped(),
             "joints": self._obs.last_joint_values(),
@@ -269,6 +274,38 @@ class SimEnv(gym.Env):
         """Release the physics backend."""
         if getattr(self, "backend", None) is not None:
             self.backend.close()
+
+
+def _turn(orn: list[float], rotvec: np.ndarray) -> list[float]:
+    """``quat_multiply(orn, quat_from_axis_angle(rotvec))`` on plain floats.
+
+    Why not the helpers: on 4-vectors numpy's per-call overhead dominates, and
+    this runs every control step. The operations (and their order) are the
+    helpers' own, so the result is bit-identical; the norm stays a numpy dot
+    for the same reason.
+    """
+    angle = float(np.sqrt(rotvec @ rotvec))
+    ax, ay, az, aw = orn
+    if angle < 1e-12:
+        bx, by, bz, bw = 0.0, 0.0, 0.0, 1.0
+    else:
+        rx, ry, rz = rotvec.tolist()
+        s = math.sin(angle / 2.0)
+        bx, by, bz, bw = rx / angle * s, ry / angle * s, rz / angle * s, math.cos(angle / 2.0)
+    return [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+
+
+def _round4(value: float) -> float:
+    """``np.round(value, 4)`` on a plain float (numpy scales, rounds half to even, unscales)."""
+    if not math.isfinite(value):
+        return value
+    scaled = round(value * 10000.0)
+    return scaled / 10000.0 if scaled else math.copysign(0.0, value)
 
 
 def _as_scene_config(scene: SceneConfig | dict | str | Path) -> SceneConfig:

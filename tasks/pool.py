@@ -173,8 +173,9 @@ class ExemplarPool:
             self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._tx():
-                self._conn.executescript(_SCHEMA.replace("\n\n", "\n"))
+            with self._tx() as conn:
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    conn.execute(statement)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise PoolError(f"{self.path} is not a usable exemplar pool: {exc}") from None

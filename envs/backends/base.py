@@ -260,6 +260,11 @@ class Backend(Protocol):
     ) -> None:
         """Change a link's contact and damping parameters."""
 
+    def set_joint_limits(
+        self, body: int, joint: int, lower: float, upper: float, max_force: float = 1e4
+    ) -> None:
+        """Enforce a joint's position limits (stiffly: an arm must not push through)."""
+
     def step(self, n: int = 1) -> None:
         """Advance physics by ``n`` timesteps."""
 

@@ -34,6 +34,27 @@ def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return arrays
 
 
+def _floats(values) -> list[float]:
+    """Plain floats for pybullet (``tolist`` is the fast path for arrays)."""
+    if isinstance(values, np.ndarray):
+        return values.astype(np.float64, copy=False).ravel().tolist()
+    return [float(v) for v in values]
+
+
+def _aabb_union(boxes: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """Union of ``(min, max)`` engine tuples; NaN propagates as with ``np.min``."""
+    (lx, ly, lz), (hx, hy, hz) = boxes[0]
+    total = 0.0
+    for (ax, ay, az), (bx, by, bz) in boxes:
+        total += ax + ay + az + bx + by + bz
+        lx, ly, lz = min(lx, ax), min(ly, ay), min(lz, az)
+        hx, hy, hz = max(hx, bx), max(hy, by), max(hz, bz)
+    if total != total:  # a NaN somewhere: min/max above may have skipped it
+        arr = np.array(boxes, dtype=np.float64)
+        return arr[:, 0].min(axis=0), arr[:, 1].max(axis=0)
+    return np.array((lx, ly, lz)), np.array((hx, hy, hz))
+
+
 def _import_pybullet():
     try:
         import pybullet
@@ -66,7 +87,11 @@ class PyBulletBackend:
             raise BackendError("could not start a PyBullet DIRECT client")
         self._p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._client)
         self._joint_cache: dict[int, list[JointInfo]] = {}
-        self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._reads: dict[tuple, tuple] = {}
+        self._fixed_bodies: set[int] = set()
+        self._static_links: dict[int, frozenset[int]] = {}
+        self._static_aabbs: dict[tuple[int, int], tuple] = {}
+        self._settled = False
         self._configure()
 
     # lifecycle -----------------------------------------------------------------
@@ -84,7 +109,9 @@ class PyBulletBackend:
         """Remove every body and constraint; restore gravity and timestep."""
         self._p.resetSimulation(physicsClientId=self._client)
         self._joint_cache.clear()
-        self._reads.clear()
+        self._fixed_bodies.clear()
+        self._static_links.clear()
+        self._moved()
         self._configure()
 
     def close(self) -> None:
@@ -120,7 +147,7 @@ class PyBulletBackend:
     ) -> int:
         """Load a URDF file; self-collision is enabled for non-adjacent links."""
         p = self._p
-        self._reads.clear()
+        self._moved()
         flags = p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT | p.URDF_USE_INERTIA_FROM_FILE
         try:
             body = p.loadURDF(
@@ -134,6 +161,8 @@ class PyBulletBackend:
             )
         except p.error as exc:
             raise BackendError(f"cannot load URDF {path}: {exc}") from exc
+        if fixed_base:
+            self._fixed_bodies.add(int(body))
         return int(body)
 
     def add_box(self, half_extents, position, mass: float = 0.0, rgba=(0.6, 0.6, 0.6, 1.0)) -> int:
@@ -143,9 +172,11 @@ class PyBulletBackend:
         vis = p.createVisualShape(
             p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
         )
-        return int(
-            p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c)
-        )
+        self._moved()
+        body = int(p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c))
+        if mass == 0.0:
+            self._fixed_bodies.add(body)
+        return body
 
     def body_handles(self) -> list[int]:
         """Handles of all bodies in the world."""
@@ -187,22 +218,29 @@ class PyBulletBackend:
     # state ---------------------------------------------------------------------
     # Reads are memoised until the next call that changes the world (step,
     # teleport, restore); every such call goes through this class and clears the
-    # memo, and returned arrays are read-only so no caller can corrupt it.
+    # memo (``_moved`` or ``step``), and returned arrays are read-only so no
+    # caller can corrupt it. Link AABBs that cannot move (links of a fixed-base
+    # body joined to its base by fixed joints only) are kept across steps too,
+    # until the next teleport, restore or load.
+    def _moved(self) -> None:
+        """Forget every read, the per-step ones and the static AABBs (something teleported)."""
+        self._reads.clear()
+        self._static_aabbs.clear()
+        self._settled = False
+
     def get_base_pose(self, body: int) -> tuple[np.ndarray, np.ndarray]:
         """World position and orientation of the base (read-only arrays)."""
         key = ("base", body)
         hit = self._reads.get(key)
         if hit is None:
             pos, orn = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
-            hit = self._reads[key] = _frozen(
-                np.asarray(pos, dtype=np.float64), np.asarray(orn, dtype=np.float64)
-            )
+            hit = self._reads[key] = _frozen(np.array(pos), np.array(orn))
         return hit
 
     def set_base_pose(self, body: int, position, orientation) -> None:
         """Teleport the base and zero its velocity."""
         p, c = self._p, self._client
-        self._reads.clear()
+        self._moved()
         p.resetBasePositionAndOrientation(body, list(position), list(orientation), physicsClientId=c)
         p.resetBaseVelocity(body, [0, 0, 0], [0, 0, 0], physicsClientId=c)
 
@@ -219,15 +257,15 @@ class PyBulletBackend:
         hit = self._reads.get(key)
         if hit is None:
             states = self._p.getJointStates(body, joints, physicsClientId=self._client)
-            pos = np.fromiter((s[0] for s in states), dtype=np.float64, count=len(joints))
-            vel = np.fromiter((s[1] for s in states), dtype=np.float64, count=len(joints))
-            hit = self._reads[key] = _frozen(pos, vel)
+            hit = self._reads[key] = _frozen(
+                np.array([s[0] for s in states]), np.array([s[1] for s in states])
+            )
         return hit
 
     def reset_joint_states(self, body: int, joints: list[int], positions, velocities=None) -> None:
         """Teleport joints."""
         p, c = self._p, self._client
-        self._reads.clear()
+        self._moved()
         velocities = np.zeros(len(joints)) if velocities is None else velocities
         for j, q, v in zip(joints, positions, velocities, strict=True):
             p.resetJointState(body, j, float(q), float(v), physicsClientId=c)
@@ -242,6 +280,11 @@ class PyBulletBackend:
 
     def _read_link_poses(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
         p, c = self._p, self._client
+        if BASE_LINK not in links:  # the common case: one batched query
+            # always with forward kinematics: it updates the engine's cached link
+            # frames, so reading without it would change later physics
+            states = p.getLinkStates(body, links, computeForwardKinematics=1, physicsClientId=c)
+            return np.array([s[4] for s in states]), np.array([s[5] for s in states])
         positions = np.zeros((len(links), 3))
         orientations = np.zeros((len(links), 4))
         child_links = [link for link in links if link != BASE_LINK]
@@ -267,19 +310,40 @@ class PyBulletBackend:
         hit = self._reads.get(key)
         if hit is not None:
             return hit
-        p, c = self._p, self._client
         if link is not None:
-            lo, hi = p.getAABB(body, link, physicsClientId=c)
-            hit = (np.asarray(lo), np.asarray(hi))
+            lo, hi = self._raw_aabb(body, link)
+            hit = (np.array(lo), np.array(hi))
         else:
-            n = len(self.joint_infos(body))
-            boxes = [p.getAABB(body, i, physicsClientId=c) for i in range(-1, n)]
-            hit = (
-                np.asarray([b[0] for b in boxes]).min(axis=0),
-                np.asarray([b[1] for b in boxes]).max(axis=0),
-            )
+            hit = _aabb_union([self._raw_aabb(body, i) for i in range(-1, len(self.joint_infos(body)))])
         self._reads[key] = _frozen(*hit)
         return hit
+
+    def _raw_aabb(self, body: int, link: int) -> tuple:
+        """One link's AABB as engine tuples, memoised like the other reads."""
+        key = ("raw_aabb", body, link)
+        hit = self._reads.get(key)
+        if hit is None:
+            hit = self._static_aabbs.get((body, link))
+            if hit is None:
+                hit = self._p.getAABB(body, link, physicsClientId=self._client)
+                if self._settled and link in self._static_link_set(body):
+                    self._static_aabbs[(body, link)] = hit
+            self._reads[key] = hit
+        return hit
+
+    def _static_link_set(self, body: int) -> frozenset[int]:
+        """Links that never move relative to the world: fixed base, fixed joints all the way."""
+        cached = self._static_links.get(body)
+        if cached is not None:
+            return cached
+        static: set[int] = set()
+        if body in self._fixed_bodies:
+            static.add(BASE_LINK)
+            for info in self.joint_infos(body):  # parents come before children
+                if info.type == "fixed" and info.parent_index in static:
+                    static.add(info.index)
+        self._static_links[body] = frozenset(static)
+        return self._static_links[body]
 
     def set_joint_position_targets(
         self, body: int, joints: list[int], positions, forces, position_gain: float = 0.3
@@ -290,8 +354,8 @@ class PyBulletBackend:
             body,
             joints,
             p.POSITION_CONTROL,
-            targetPositions=[float(q) for q in positions],
-            forces=[float(f) for f in forces],
+            targetPositions=_floats(positions),
+            forces=_floats(forces),
             positionGains=[position_gain] * len(joints),
             physicsClientId=self._client,
         )
@@ -330,10 +394,24 @@ class PyBulletBackend:
         if kwargs:
             self._p.changeDynamics(body, link, physicsClientId=self._client, **kwargs)
 
+    def set_joint_limits(
+        self, body: int, joint: int, lower: float, upper: float, max_force: float = 1e4
+    ) -> None:
+        """Enforce a joint's position limits with a stiff limit constraint.
+
+        PyBullet's default limit force yields to an arm pushing through a weld
+        (a drawer could be shoved 0.7 m into its cabinet); this makes limits hold.
+        """
+        self._p.changeDynamics(
+            body, joint, jointLowerLimit=float(lower), jointUpperLimit=float(upper),
+            jointLimitForce=float(max_force), physicsClientId=self._client,
+        )
+
     def step(self, n: int = 1) -> None:
         """Advance physics ``n`` timesteps."""
         p, c = self._p, self._client
         self._reads.clear()
+        self._settled = True
         for _ in range(n):
             p.stepSimulation(physicsClientId=c)
 
@@ -377,19 +455,24 @@ class PyBulletBackend:
 
     def update_collisions(self) -> None:
         """Refresh broad-phase AABBs after teleporting."""
-        self._reads.clear()
+        self._moved()
         self._p.performCollisionDetection(physicsClientId=self._client)
 
     def create_fixed_constraint(
         self, parent_body: int, parent_link: int, child_body: int, child_link: int, max_force=500.0
     ) -> int:
-        """Weld two links in their current relative pose."""
+        """Weld two links in their current relative pose.
+
+        PyBullet expresses constraint frames relative to each link's centre of
+        mass, not its URDF frame, so the relative pose is computed between the
+        two COM frames (using URDF frames would start the weld offset by the
+        COM offsets and yank the held part).
+        """
         p, c = self._p, self._client
-        parent_pos, parent_orn = self.get_link_poses(parent_body, [parent_link])
-        child_pos, child_orn = self.get_link_poses(child_body, [child_link])
-        pp, po, cp, co = parent_pos[0], parent_orn[0], child_pos[0], child_orn[0]
-        inv_pp, inv_po = p.invertTransform(pp.tolist(), po.tolist())
-        rel_pos, rel_orn = p.multiplyTransforms(inv_pp, inv_po, cp.tolist(), co.tolist())
+        pp, po = self._com_pose(parent_body, parent_link)
+        cp, co = self._com_pose(child_body, child_link)
+        inv_pp, inv_po = p.invertTransform(pp, po)
+        rel_pos, rel_orn = p.multiplyTransforms(inv_pp, inv_po, cp, co)
         cid = p.createConstraint(
             parent_body,
             parent_link,
@@ -405,6 +488,16 @@ class PyBulletBackend:
         )
         p.changeConstraint(cid, maxForce=float(max_force), physicsClientId=c)
         return int(cid)
+
+    def _com_pose(self, body: int, link: int) -> tuple[list[float], list[float]]:
+        """World pose of a link's centre-of-mass frame (the base pose is already COM)."""
+        p, c = self._p, self._client
+        if link == BASE_LINK:
+            pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
+        else:
+            state = p.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=c)
+            pos, orn = state[0], state[1]
+        return list(pos), list(orn)
 
     def remove_constraint(self, constraint: int) -> None:
         """Remove a constraint."""
@@ -445,24 +538,25 @@ class PyBulletBackend:
 
     def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
         """Geometric Jacobian of the link frame origin over all movable joints."""
-        q = [float(x) for x in positions]
+        q = _floats(positions)
         zeros = [0.0] * len(q)
         lin, ang = self._p.calculateJacobian(
             body, link, [0.0, 0.0, 0.0], q, zeros, zeros, physicsClientId=self._client
         )
-        return np.vstack([np.asarray(lin), np.asarray(ang)])
+        return np.array(lin + ang)
 
     def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
         """Primitive collision shapes of a link in world coordinates."""
         p, c = self._p, self._client
-        link_pos, link_orn = self.get_link_poses(body, [link])
+        # getCollisionShapeData gives shape poses relative to each link's inertial
+        # (centre-of-mass) frame, for the base as for child links, so compose with
+        # the COM world pose: getBasePositionAndOrientation for the base,
+        # getLinkState items 0 and 1 for a child link (items 4, 5 are the URDF frame).
         if link == BASE_LINK:
-            # Base collision frames are relative to the inertial frame: undo it.
-            dyn = p.getDynamicsInfo(body, -1, physicsClientId=c)
-            inv_pos, inv_orn = p.invertTransform(dyn[3], dyn[4])
-            frame = p.multiplyTransforms(link_pos[0].tolist(), link_orn[0].tolist(), inv_pos, inv_orn)
+            frame = p.getBasePositionAndOrientation(body, physicsClientId=c)
         else:
-            frame = (link_pos[0].tolist(), link_orn[0].tolist())
+            state = p.getLinkState(body, link, computeForwardKinematics=1, physicsClientId=c)
+            frame = (state[0], state[1])
         shapes = []
         for raw in p.getCollisionShapeData(body, link, physicsClientId=c):
             kind = _SHAPE_KINDS.get(raw[2], "unknown")
@@ -484,7 +578,7 @@ class PyBulletBackend:
 
     def restore_state(self, state: int) -> None:
         """Restore a snapshot of this client."""
-        self._reads.clear()
+        self._moved()
         try:
             self._p.restoreState(stateId=state, physicsClientId=self._client)
         except self._p.error as exc:

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
 from simjudge.judges.metrics.opd import (
     DELTA,
     FAILURE_TYPES,

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from simjudge.judges.metrics.success_rates import (
     SolutionOutcome,
     SuccessRates,

@@ -17,7 +17,7 @@ ORACLE_SOLVED = {
     "OpenDoor-v0", "OpenDrawer-v0", "OpenLaptop-v0", "OpenMicrowaveDoor-v0",
     "OpenRefrigeratorDoor-v0", "OpenSafeDoor-v0", "OpenToiletLid-v0", "OpenWindow-v0",
     "PressButton-v0", "PressDispenser-v0", "PressMicrowaveButton-v0", "PutBreadInBowl-v0",
-    "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0",
+    "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0", "TurnOvenKnob-v0",
     "TurnSafeDial-v0", "UnfoldChair-v0",
 }
 """Tasks the privileged scripted policy solves from seed 0 within the horizon."""

@@ -8,8 +8,8 @@ import importlib.util
 import pytest
 
 from simjudge.tasks.llm import (
-    LLMDependencyError,
     LlamaCppClient,
+    LLMDependencyError,
     ModelIntegrityError,
     ModelNotInstalledError,
     ensure_model,

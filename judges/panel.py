@@ -1,0 +1,173 @@
+"""Panels: several judges as one (weighted reward and Φ, voted verdict).
+
+Why: no single judge is trusted everywhere — a code judge knows the proposal's intent, the
+privileged judge the ground truth, a rule judge the code's hygiene, an LLM judge the
+semantics. A :class:`JudgePanel` runs them on the same transitions (or plans, or episodes)
+and combines: reward = Σ wᵢ·rᵢ, Φ = Σ wᵢ·Φᵢ / Σ wᵢ over the judges that give a Φ, and a
+verdict by vote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .base import Judge
+from .context import JudgeContext
+from .episode import EpisodeRecord
+from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
+
+__all__ = ["SUPPORTED_VOTES", "JudgePanel"]
+
+SUPPORTED_VOTES: tuple[str, ...] = ("majority", "any", "all")
+"""Vote rules of :class:`JudgePanel`."""
+
+
+class JudgePanel(Judge):
+    """Run several judges and combine their signals.
+
+    Votes (weighted by ``weights``; W = total weight of the voting judges):
+
+    - ``majority``: a verdict wins with more than W/2 of the weight; else ``undecided``;
+    - ``any``: ``success`` if any judge says success, else ``failure`` if any says failure;
+    - ``all``: a verdict only if every judge gives it.
+
+    Details: one entry per judge name with its ``reward``, ``phi``, ``verdict``, ``reason``
+    and its own ``details``. ``judge_plan`` / ``judge_episode`` use the members that support
+    them (NotImplementedError if none does).
+
+    Example:
+        >>> from simjudge.judges.degraded import DegradedQuantizedJudge
+        >>> from simjudge.judges.privileged import PrivilegedProgressJudge
+        >>> panel = JudgePanel({"truth": PrivilegedProgressJudge(),
+        ...                     "coarse": DegradedQuantizedJudge(levels=4)}, weights=[3, 1])
+        >>> sorted(panel.judges)
+        ['coarse', 'truth']
+
+    :param judges: Judges by name, or a sequence (named by ``judge.name``, deduplicated).
+    :param weights: Weight per judge (same order), default 1 each.
+    :param vote: One of :data:`SUPPORTED_VOTES`.
+    """
+
+    name = "panel"
+
+    def __init__(
+        self,
+        judges: Mapping[str, Judge] | Sequence[Judge],
+        weights: Sequence[float] | None = None,
+        vote: str = "majority",
+    ) -> None:
+        super().__init__()
+        self.judges = _named(judges)
+        if vote not in SUPPORTED_VOTES:
+            raise ValueError(f"vote={vote!r} is not supported; use one of {list(SUPPORTED_VOTES)}")
+        weights = [1.0] * len(self.judges) if weights is None else [float(w) for w in weights]
+        if len(weights) != len(self.judges) or any(w < 0 for w in weights) or not sum(weights):
+            raise ValueError(
+                f"weights must be {len(self.judges)} non-negative numbers with a positive sum, "
+                f"got {weights}"
+            )
+        self.weights = dict(zip(self.judges, weights, strict=True))
+        self.vote = vote
+
+    @property
+    def provides_potential(self) -> bool:  # type: ignore[override]
+        """True if any member gives Φ."""
+        return any(j.provides_potential for j in self.judges.values())
+
+    @property
+    def needs_frames(self) -> bool:  # type: ignore[override]
+        """True if any member needs frames."""
+        return any(j.needs_frames for j in self.judges.values())
+
+    @property
+    def max_reward(self) -> float | None:  # type: ignore[override]
+        """Σ wᵢ·max_rewardᵢ (None if a member's bound is unknown)."""
+        bounds = [j.max_reward for j in self.judges.values()]
+        if any(b is None for b in bounds):
+            return None
+        return sum(self.weights[n] * b for n, b in zip(self.judges, bounds, strict=True))
+
+    def _reset(self, context: JudgeContext) -> None:
+        for judge in self.judges.values():
+            judge.reset(context)
+
+    def close(self) -> None:
+        """Close every member."""
+        for judge in self.judges.values():
+            judge.close()
+
+    def _observe(self, transition: Transition) -> JudgeSignal:
+        return self.combine({n: j.observe(transition) for n, j in self.judges.items()})
+
+    def _judge_plan(self, kind: str, code: str, context: JudgeContext) -> JudgeSignal:
+        return self._over_members("judge_plan", lambda j: j.judge_plan(kind, code, context))
+
+    def _judge_episode(self, record: EpisodeRecord) -> JudgeSignal:
+        return self._over_members("judge_episode", lambda j: j.judge_episode(record))
+
+    def _over_members(self, entry: str, call: Callable[[Judge], JudgeSignal]) -> JudgeSignal:
+        signals = {n: call(j) for n, j in self.judges.items() if entry in j.supported()}
+        if not signals:
+            raise self._unsupported(entry)
+        return self.combine(signals)
+
+    def combine(self, signals: Mapping[str, JudgeSignal]) -> JudgeSignal:
+        """Weighted reward and Φ, voted verdict, per-judge details."""
+        weights = {n: self.weights[n] for n in signals}
+        reward = sum(weights[n] * s.reward for n, s in signals.items())
+        with_phi = {n: s.phi for n, s in signals.items() if s.phi is not None}
+        phi_weight = sum(weights[n] for n in with_phi)
+        phi = sum(weights[n] * p for n, p in with_phi.items()) / phi_weight if phi_weight else None
+        if with_phi and not phi_weight:  # all Φ-giving members have weight 0
+            phi = sum(with_phi.values()) / len(with_phi)
+        verdict = self._vote(signals, weights)
+        agree = [n for n, s in signals.items() if s.verdict == verdict]
+        reason = f"{verdict} by {self.vote} vote ({', '.join(agree) or 'none'})"
+        details: dict[str, Any] = {
+            n: {
+                "reward": s.reward,
+                "phi": s.phi,
+                "verdict": s.verdict,
+                "reason": s.reason,
+                "details": dict(s.details),
+            }
+            for n, s in signals.items()
+        }
+        return JudgeSignal(reward=reward, phi=phi, verdict=verdict, reason=reason, details=details)
+
+    def _vote(self, signals: Mapping[str, JudgeSignal], weights: Mapping[str, float]) -> str:
+        verdicts = {n: s.verdict for n, s in signals.items()}
+        if self.vote == "any":
+            for wanted in (SUCCESS, FAILURE):
+                if wanted in verdicts.values():
+                    return wanted
+            return UNDECIDED
+        if self.vote == "all":
+            values = set(verdicts.values())
+            return values.pop() if len(values) == 1 else UNDECIDED
+        total = sum(weights.values())
+        for wanted in (SUCCESS, FAILURE):
+            if sum(w for n, w in weights.items() if verdicts[n] == wanted) > total / 2:
+                return wanted
+        return UNDECIDED
+
+
+def _named(judges: Mapping[str, Judge] | Sequence[Judge]) -> dict[str, Judge]:
+    if isinstance(judges, Mapping):
+        named = dict(judges)
+    else:
+        named = {}
+        for judge in judges:
+            name, k = judge.name, 2
+            while name in named:
+                name, k = f"{judge.name}-{k}", k + 1
+            named[name] = judge
+    if not named:
+        raise ValueError("a panel needs at least one judge")
+    bad = [n for n, j in named.items() if not isinstance(j, Judge)]
+    if bad:
+        raise TypeError(f"panel members must be Judges; not judges: {bad}")
+    if len({id(j) for j in named.values()}) != len(named):
+        raise ValueError("a panel member appears twice; clone it (judge.clone()) to use it twice")
+    return named

@@ -1,0 +1,217 @@
+"""The privileged progress judge: the ground truth other judges are measured against.
+
+Φ is computed from privileged simulator state with the staged definitions of
+:mod:`simjudge.envs.goals` (reach → contact/attach → joint or object goal), so that built-in
+tasks and generated subtasks are scored on one scale:
+
+- **joint** goals (:class:`~simjudge.envs.goals.JointGoal`): Φ = 0.2·reach + 0.1·grasped +
+  0.7·joint_progress with grasp (0.3·reach + 0.7·joint_progress for press/push goals);
+  reach = exp(−d / 0.05) for the distance d (m) from the suction point to the target link's
+  bounding-box centre (1 while grasped), joint_progress = the joint's normalised advance from
+  its initial value to the threshold fraction of its range, clipped to [0, 1].
+- **place** goals (:class:`~simjudge.envs.goals.PlaceGoal`): Φ = 0.2·reach + 0.1·grasped +
+  0.5·closeness + 0.2·placed.
+- **link** goals (:class:`LinkGoal`, for reach/grasp subtasks of generated solutions): the
+  first two joint-goal stages renormalised, Φ = (0.2·reach + 0.1·grasped) / 0.3 with grasp,
+  Φ = reach without; success = the link is held (or d ≤ ``tolerance`` for reach goals).
+
+Φ = 1 exactly on success and stays below 1 otherwise. Verdicts: ``success`` when the goal's
+facts say so, ``failure`` on ``fail`` (physics errors), else ``undecided``. The reward term
+is Φ (``max_reward`` = 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simjudge.envs.goals import JointGoal, PlaceGoal
+from simjudge.envs.state_api import StateView, get_link_state
+
+from .base import Judge
+from .context import JudgeContext
+from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
+
+__all__ = ["LinkGoal", "PrivilegedProgressJudge", "progress_goal"]
+
+_NO_GOAL = (
+    "{judge} has no goal: pass goal= (a JointGoal/PlaceGoal/LinkGoal or a light spec dict "
+    "such as {{'object': 'Cabinet', 'joint': 'joint_0', 'direction': 'open'}}), or use a "
+    "context with a goal (JudgeContext.from_env on a built-in task)"
+)
+_NO_VIEW = (
+    "{judge} reads privileged state but the transition has no StateView; wrap a SimEnv "
+    "(or pass Transition(view=env.unwrapped.view))"
+)
+
+
+@dataclass(frozen=True)
+class LinkGoal:
+    """Reach (and optionally hold) one link: the goal of a grasp/approach subtask.
+
+    Attributes:
+        object: Scene object name.
+        link: Link name.
+        requires_grasp: Success needs suction on this link (else only proximity).
+        tolerance: Reach distance (m) counted as success when no grasp is required.
+    """
+
+    object: str
+    link: str
+    requires_grasp: bool = True
+    tolerance: float = 0.03
+    kind: str = "link"
+
+    def evaluate(self, view: StateView) -> dict[str, float | bool]:
+        """Facts: distance to the link, whether it is held, success."""
+        eef, _ = view.eef_pose()
+        distance = float(np.linalg.norm(eef - get_link_state(view, self.object, self.link)))
+        held = view.grasped()
+        is_grasped = held is not None and held == (self.object, self.link)
+        success = is_grasped if self.requires_grasp else distance <= self.tolerance
+        return {
+            "success": bool(success),
+            "fail": False,
+            "is_grasped": bool(is_grasped),
+            "distance_to_link": distance,
+        }
+
+    def progress(self, facts: Mapping[str, float | bool]) -> float:
+        """Staged Φ: reach then grasp (see the module docstring)."""
+        if facts["success"]:
+            return 1.0
+        reach = math.exp(-float(facts["distance_to_link"]) / 0.05)
+        if not self.requires_grasp:
+            return float(min(reach, 0.999))
+        grasped = 1.0 if facts["is_grasped"] else 0.0
+        reach = 1.0 if grasped else reach
+        return float(min((0.2 * reach + 0.1 * grasped) / 0.3, 0.999))
+
+
+Goal = JointGoal | PlaceGoal | LinkGoal
+
+
+def _moving_joint(tree: Mapping[str, Any], link: str) -> tuple[str, str] | None:
+    """The movable joint that moves ``link`` (through fixed joints), and its child link."""
+    joints = {j["child"]: j for j in tree.get("joints", ())}
+    current = link
+    for _ in range(len(joints) + 1):
+        joint = joints.get(current)
+        if joint is None:
+            return None
+        if joint["type"] != "fixed":
+            return joint["name"], joint["child"]
+        current = joint["parent"]
+    return None
+
+
+def progress_goal(spec: Any, context: JudgeContext | None = None) -> Goal:
+    """Build a staged goal from a goal object or a light spec dict.
+
+    Spec keys: ``object`` and one of ``target`` (place: ``relation`` ``in``/``on``),
+    ``joint`` and/or ``link`` with ``direction`` (joint goal; ``threshold``,
+    ``requires_grasp``), or ``link`` alone (link goal; ``requires_grasp``). A missing joint is
+    found from the link through fixed joints (a handle moves with its drawer), a missing link
+    is the joint's child; both need the object's tree in ``context``.
+
+    Raises:
+        ValueError: The spec is incomplete or names nothing the context knows.
+    """
+    if isinstance(spec, JointGoal | PlaceGoal | LinkGoal):
+        return spec
+    if not isinstance(spec, Mapping) or "object" not in spec:
+        raise ValueError(f"a progress goal spec needs at least 'object'; got {spec!r}")
+    spec = dict(spec)
+    kind = spec.pop("kind", None)
+    if kind == "place" or "target" in spec:
+        return PlaceGoal(**spec)
+    if kind == "link" or ("direction" not in spec and "joint" not in spec):
+        if "link" not in spec:
+            raise ValueError(f"a link goal needs 'link'; got {spec!r}")
+        return LinkGoal(**spec)
+    tree = (context.trees.get(spec["object"]) if context else None) or {}
+    if "joint" not in spec:
+        found = _moving_joint(tree, spec.get("link", ""))
+        if found is None:
+            raise ValueError(
+                f"cannot find the joint that moves {spec.get('object')}.{spec.get('link')}; "
+                "give 'joint' explicitly or a context with the object's articulation tree"
+            )
+        spec["joint"] = found[0]
+    if "link" not in spec:
+        child = next(
+            (j["child"] for j in tree.get("joints", ()) if j["name"] == spec["joint"]), None
+        )
+        if child is None:
+            raise ValueError(
+                f"cannot find the link of {spec['object']}.{spec['joint']}; give 'link' "
+                "explicitly or a context with the object's articulation tree"
+            )
+        spec["link"] = child
+    return JointGoal(**spec)
+
+
+class PrivilegedProgressJudge(Judge):
+    """Φ from privileged state with the staged goal definitions (see the module docstring).
+
+    The goal is ``goal`` if given, else the context's goal (the env's goal for built-in
+    tasks, set by ``JudgeContext.from_env``).
+
+    Example:
+        >>> from simjudge.tasks.registry import make_task_env
+        >>> env = make_task_env("OpenDrawer-v0")
+        >>> obs, info = env.reset(seed=0)
+        >>> judge = PrivilegedProgressJudge()
+        >>> judge.reset(JudgeContext.from_env(env))
+        >>> s = judge.observe(Transition(step=0, view=env.view, info=info))
+        >>> s.verdict, abs(s.phi - info["progress"]) < 1e-12
+        ('undecided', True)
+
+    :param goal: A goal object, a light spec dict (see :func:`progress_goal`), or None.
+    """
+
+    name = "privileged"
+    provides_potential = True
+    max_reward = 1.0
+
+    def __init__(self, goal: Any = None) -> None:
+        super().__init__()
+        self.goal_spec = goal
+        self.goal: Goal | None = None
+        self._last_details: dict[str, Any] = {"success": False, "fail": False}
+
+    def _reset(self, context: JudgeContext) -> None:
+        spec = self.goal_spec if self.goal_spec is not None else context.goal
+        if spec is None:
+            raise ValueError(_NO_GOAL.format(judge=self.label))
+        self.goal = progress_goal(spec, context)
+
+    def facts(self, view: StateView) -> dict[str, float | bool]:
+        """The goal's facts on ``view`` (``success``, ``fail``, named predicates)."""
+        return dict(self.goal.evaluate(view))
+
+    def _observe(self, transition: Transition) -> JudgeSignal:
+        if transition.view is None:
+            raise ValueError(_NO_VIEW.format(judge=self.label))
+        if transition.info.get("physics_error"):
+            # Meta-World's rule: on simulator instability keep the key set, zeroed.
+            details = {k: type(v)() for k, v in self._last_details.items()}
+            details.update(success=False, fail=True)
+            return JudgeSignal(0.0, 0.0, FAILURE, "physics error: the simulation diverged", details)
+        facts = self.facts(transition.view)
+        phi = float(self.goal.progress(facts))
+        if facts.get("fail"):
+            verdict, reason = FAILURE, "the goal reports a failure (e.g. a physics error)"
+        elif facts["success"]:
+            verdict, reason = SUCCESS, f"{self.goal.kind} goal reached"
+        else:
+            verdict, reason = UNDECIDED, f"progress {phi:.3f}"
+        details = {
+            k: (bool(v) if isinstance(v, bool | np.bool_) else float(v)) for k, v in facts.items()
+        }
+        self._last_details = details
+        return JudgeSignal(reward=phi, phi=phi, verdict=verdict, reason=reason, details=details)

@@ -1,0 +1,161 @@
+"""What the judge wrappers share: driving a judge alongside an env.
+
+:class:`BaseJudgeWrapper` builds the :class:`~simjudge.judges.context.JudgeContext` (from
+the env unless given), resets the judge on ``env.reset()``, observes the reset state
+(step 0) and every step, and renders frames only for judges that need them.
+
+Stacking: when wrappers are stacked around one env with the *same* judge instance
+(``JudgeVerify(JudgeReward(env, judge), judge)``), the outer wrapper does not reset or
+observe the judge again; it reads the signal of the innermost wrapper that runs it, so
+each step is judged exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from .base import Judge
+from .context import JudgeContext
+from .signals import JudgeSignal, Transition
+
+__all__ = ["BaseJudgeWrapper", "ContextSource", "put_info"]
+
+ContextSource = JudgeContext | Callable[[gym.Env], JudgeContext] | None
+"""A context, a function of the env returning one, or None (derive from the env)."""
+
+
+def put_info(info: dict[str, Any], key: str, value: Any, owner: str, param: str = "key") -> None:
+    """Add ``info[key]``; a key that is already there is a configuration error.
+
+    Raises:
+        ValueError: ``key`` is already in ``info`` (set by the env or another wrapper).
+    """
+    if key in info:
+        raise ValueError(
+            f"info already has the key {key!r} (set by the env or another wrapper); pass "
+            f"{param}='<another name>' to {owner}"
+        )
+    info[key] = value
+
+
+class BaseJudgeWrapper(gym.Wrapper):
+    """Base of the judge wrappers: runs ``judge`` on every reset and step.
+
+    Subclasses override ``reset``/``step`` and call :meth:`_judge_reset` /
+    :meth:`_judge_step`, which return the :class:`JudgeSignal` of the new state.
+
+    Attributes:
+        judge: The judge.
+        context: The current episode's context.
+        episode: Index of the current episode (-1 before the first reset).
+        step_index: Steps taken in the current episode.
+        last_signal: The signal of the latest transition.
+    """
+
+    def __init__(self, env: gym.Env, judge: Judge, context: ContextSource = None) -> None:
+        super().__init__(env)
+        if not isinstance(judge, Judge):
+            raise TypeError(
+                f"{type(self).__name__} needs a Judge, got {type(judge).__name__}; build one "
+                "with make_judge('privileged') or a judge class"
+            )
+        self.judge = judge
+        self._leader = self._find_leader()
+        if self._leader is not None and context is not None:
+            raise ValueError(
+                f"{type(self._leader).__name__} below already runs this judge, so this wrapper "
+                "reads its signals; pass context= to the innermost wrapper instead"
+            )
+        self._context_source = context
+        self._base_context: JudgeContext | None = None
+        self._base_context_key: Any = None
+        self.context: JudgeContext | None = None
+        self.episode = -1
+        self.step_index = 0
+        self.last_signal: JudgeSignal | None = None
+
+    def _find_leader(self) -> BaseJudgeWrapper | None:
+        env = self.env
+        leader = None
+        while isinstance(env, gym.Wrapper):
+            if isinstance(env, BaseJudgeWrapper) and env.judge is self.judge:
+                leader = env
+            env = env.env
+        return leader
+
+    def close(self) -> None:
+        """Release the judge's resources (if this wrapper runs it), then close the env."""
+        if self._leader is None:
+            self.judge.close()
+        super().close()
+
+    # context --------------------------------------------------------------------------------
+    def _episode_context(self, seed: int | None) -> JudgeContext:
+        source = self._context_source
+        if isinstance(source, JudgeContext):
+            base = source
+        elif callable(source):
+            base = source(self.env)
+        else:
+            key = id(getattr(self.env.unwrapped, "scene", None))
+            if self._base_context is None or key != self._base_context_key:
+                self._base_context = JudgeContext.from_env(self.env)
+                self._base_context_key = key
+            base = self._base_context
+        return base.for_episode(seed, self.episode)
+
+    # driving the judge ------------------------------------------------------------------------
+    def _transition(self, step: int, obs: Any, info: dict[str, Any], **kw: Any) -> Transition:
+        frame = None
+        if self.judge.needs_frames and self.env.render_mode == "rgb_array":
+            frame = self.env.render()
+        view = getattr(self.env.unwrapped, "view", None)
+        return Transition(step=step, view=view, obs=obs, info=info, frame=frame, **kw)
+
+    def _judge_reset(self, obs: Any, info: dict[str, Any], seed: int | None) -> JudgeSignal:
+        self.episode += 1
+        self.step_index = 0
+        if self._leader is not None:
+            self.context = self._leader.context
+            self.last_signal = self._leader.last_signal
+            return self.last_signal
+        self.context = self._episode_context(seed)
+        self.judge.claim(self.env.unwrapped)
+        self.judge.reset(self.context)
+        self.last_signal = self.judge.observe(self._transition(0, obs, info))
+        return self.last_signal
+
+    def _judge_step(
+        self,
+        obs: Any,
+        action: Any,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> JudgeSignal:
+        if self.last_signal is None:
+            raise gym.error.ResetNeeded(
+                f"{type(self).__name__}.step() called before reset(); call env.reset() first"
+            )
+        self.step_index += 1
+        if self._leader is not None:
+            if self._leader.step_index != self.step_index:  # pragma: no cover - defensive
+                raise RuntimeError("stacked judge wrappers are out of step; reset the env")
+            self.last_signal = self._leader.last_signal
+            return self.last_signal
+        transition = self._transition(
+            self.step_index,
+            obs,
+            info,
+            action=np.asarray(action),
+            reward=float(reward),
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+        )
+        self.last_signal = self.judge.observe(transition)
+        return self.last_signal

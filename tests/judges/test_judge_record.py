@@ -1,0 +1,94 @@
+"""JudgeRecord: streaming OPD equals batch OPD, the JSON episode format, unfinished episodes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from simjudge.judges import (
+    EPISODE_FORMAT,
+    CodeRewardJudge,
+    EpisodeRecord,
+    JudgeRecord,
+    JudgeVerify,
+    make_judge,
+    opd_metrics,
+)
+from tests.judges.helpers import REWARD_OK, run_actions, run_oracle
+
+TOP_LEVEL = {
+    "format", "episode", "judge", "judge_spec", "env_id", "env_kwargs", "seed", "reset_options",
+    "task_name", "context", "steps", "opd", "epsilon", "k", "outcome", "judge_stats", "versions",
+}  # fmt: skip
+STEP_KEYS = {
+    "step", "action", "env_reward", "terminated", "truncated", "progress", "env_success",
+    "state", "signal",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", ["noisy:sigma=0.05,seed=3", "privileged", "quantized:levels=4"])
+def test_streaming_opd_equals_batch_opd(drawer_env, spec):
+    judge = make_judge(spec)
+    env = JudgeRecord(JudgeVerify(drawer_env, judge), judge, epsilon=0.02)
+    out = run_oracle(env, noise=0.2)
+    record = env.last_record
+    phi = record.phi
+    assert len(phi) == out.steps + 1 and all(p is not None for p in phi)
+    batch = opd_metrics(phi, epsilon=0.02).as_dict()
+    streamed = out.infos[-1]["judge_record"]["opd"]
+    assert streamed == pytest.approx(batch, abs=1e-12)
+    assert record.opd == streamed
+
+
+def test_episode_file_has_the_documented_format(drawer_env, tmp_path):
+    judge = make_judge("privileged")
+    env = JudgeRecord(JudgeVerify(drawer_env, judge), judge, folder=tmp_path)
+    out = run_oracle(env, seed=4)
+    path = out.infos[-1]["judge_record"]["path"]
+    assert path == str(tmp_path / "episode_000000.json")
+    data = json.loads(open(path).read())
+    assert set(data) == TOP_LEVEL and data["format"] == EPISODE_FORMAT
+    assert data["seed"] == 4 and data["judge_spec"] == "privileged"
+    assert data["context"]["task_name"] == "Open Drawer"
+    assert len(data["steps"]) == out.steps + 1
+    assert all(set(s) == STEP_KEYS for s in data["steps"])
+    first, last = data["steps"][0], data["steps"][-1]
+    assert first["action"] is None and first["env_reward"] is None and first["step"] == 0
+    assert len(last["action"]) == 7 and last["terminated"] is True
+    assert set(last["signal"]) == {"reward", "phi", "verdict", "reason", "details"}
+    assert data["outcome"] == {
+        "verdict": "success", "is_success": True, "steps": out.steps,
+        "terminated": True, "truncated": False, "finished": True,
+    }  # fmt: skip
+    assert data["judge_stats"]["observe_calls"] == out.steps + 1
+    record = EpisodeRecord.load(path)
+    assert record.phi == env.last_record.phi and record.progress[0] == first["progress"]
+    assert record.verdict == "success"
+
+
+def test_unfinished_episode_is_written_on_reset(short_drawer_env, tmp_path):
+    env = JudgeRecord(short_drawer_env, make_judge("privileged"), folder=tmp_path)
+    env.reset(seed=0)
+    env.step(np.zeros(7, dtype=np.float32))
+    env.reset(seed=1)
+    first = EpisodeRecord.load(tmp_path / "episode_000000.json")
+    assert first.outcome["finished"] is False and len(first.steps) == 2
+    env.close()
+    assert EpisodeRecord.load(tmp_path / "episode_000001.json").outcome["steps"] == 0
+
+
+def test_judge_without_potential_records_no_opd(short_drawer_env):
+    env = JudgeRecord(short_drawer_env, CodeRewardJudge(REWARD_OK))
+    out = run_actions(env, [np.zeros(7)] * 10)
+    assert out.truncated and out.infos[-1]["judge_record"]["opd"] is None
+    assert all(p is None for p in env.last_record.phi)
+    assert env.last_record.to_dict()["opd"] is None
+
+
+def test_loading_something_else_is_rejected(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"format": "other"}))
+    with pytest.raises(ValueError, match="not an episode record"):
+        EpisodeRecord.load(path)
