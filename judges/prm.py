@@ -40,8 +40,9 @@ __all__ = [
 AGGREGATIONS: tuple[str, ...] = ("mean", "geometric", "min", "max", "last")
 
 EmbedFn = Callable[[Sequence[str]], np.ndarray]
-RuleFn = Callable[[str, str], tuple[float, int, int]]
-"""``(kind, code) -> (score in {0, 0.5, 1}, n_errors, n_warnings)``."""
+RuleFn = Callable[[str, str, str], tuple[float, int, int]]
+"""``(context, kind, code) -> (score in {0, 0.5, 1}, n_errors, n_warnings)``; ``context``
+is :attr:`PRMExample.context` (e.g. the asset whose names the code may use)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class PRMExample:
         n_subtasks: Length of the whole solution the prefix comes from.
         label: 1 if the prefix leads to success, else 0 (None when unlabelled).
         group: Identifier of the solution it belongs to (for aggregation).
+        context: What the rule scorer needs to know (e.g. the object's asset id).
     """
 
     task_text: str
@@ -61,6 +63,7 @@ class PRMExample:
     n_subtasks: int
     label: int | None = None
     group: str = ""
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ class PRMVerifier:
                 float(task_vec @ current),
             ]
             if self.rule is not None:
-                score, errors, warnings = self.rule(kind, code)
+                score, errors, warnings = self.rule(example.context, kind, code)
                 static += [score, math.log1p(errors), math.log1p(warnings)]
             rows.append(np.concatenate([task_vec, current, vecs.mean(axis=0), static]))
         return np.asarray(rows, dtype=np.float32)
@@ -262,11 +265,17 @@ class PRMVerifier:
         return torch.sigmoid(logits).numpy().astype(float)
 
     def score_solution(
-        self, task_text: str, subtasks: Sequence[tuple[str, str, str]], strategy: str = "last"
+        self,
+        task_text: str,
+        subtasks: Sequence[tuple[str, str, str]],
+        strategy: str = "last",
+        context: str = "",
     ) -> tuple[float, list[float]]:
         """Aggregated score and per-prefix scores of one whole solution."""
         n = len(subtasks)
-        prefixes = [PRMExample(task_text, tuple(subtasks[: k + 1]), n) for k in range(n)]
+        prefixes = [
+            PRMExample(task_text, tuple(subtasks[: k + 1]), n, context=context) for k in range(n)
+        ]
         scores = self.predict(prefixes).tolist()
         return aggregate(scores, strategy), scores
 

@@ -111,7 +111,7 @@ def solve_with_mpc(
     reward_fn: RewardFn,
     start: SimState,
     budget_steps: int = 100,
-    config: MPCConfig = MPCConfig(),
+    config: MPCConfig | None = None,
     seed: int = 0,
     record: bool = False,
 ) -> MPCResult:
@@ -120,6 +120,7 @@ def solve_with_mpc(
     Errors raised by generated code (``GeneratedCodeError``) end the subtask with
     the error as the reason; they are not raised.
     """
+    config = config or MPCConfig()
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
     env.set_state(start)

@@ -1,0 +1,260 @@
+"""Verifier datasets: base solutions, completions from every substep, executed labels.
+
+Following VERGSA (``shared/methods/vergsa.md``, "Automated labels via MCTS-style
+completion"): for each task, ``base`` solutions are proposed; from every substep
+``j`` of each base solution a completer regenerates the rest ``completions``
+times; every solution is executed, so every subtask of every solution gets an
+outcome. The label of the prefix ending at subtask ``k`` is
+``success(subtask k) AND success(task)``, and a prefix is positive when *any*
+executed solution that starts with it is (a subtask that appears in a successful
+solution is positive even if it came from a completion).
+
+Layout of a dataset folder (every step resumable; nothing finished is redone):
+
+- ``solutions/<id>.yaml``: each proposed solution (id = content hash);
+- ``outcomes/<id>.json``: its execution outcome (``subtask_success``, ``task_success``,
+  ``reason``), written as soon as it is known;
+- ``prefixes.jsonl``: one record per (solution, k) with the fields of
+  :class:`PrefixRecord`;
+- ``manifest.json``: tasks, parameters, counts, versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .proposer import TaskRequest
+from .solution import Solution
+
+__all__ = [
+    "ExecutionOutcome",
+    "PrefixRecord",
+    "build_dataset",
+    "label_prefixes",
+    "load_records",
+    "solution_id",
+    "split_by_solution",
+    "split_by_task",
+]
+
+
+@dataclass(frozen=True)
+class ExecutionOutcome:
+    """What executing one solution achieved.
+
+    Attributes:
+        subtask_success: Per-subtask success (subtasks after a stop count as failed).
+        task_success: Whole-task success.
+        reason: Why it stopped (first failure's reason, or "success").
+    """
+
+    subtask_success: tuple[bool, ...]
+    task_success: bool
+    reason: str = ""
+
+
+ExecuteFn = Callable[[Solution, Path], ExecutionOutcome]
+
+
+@dataclass(frozen=True)
+class PrefixRecord:
+    """One labelled prefix (a line of ``prefixes.jsonl``).
+
+    Attributes:
+        task: Task name.
+        description: Task description.
+        asset: Main object asset id.
+        solution_id: Content hash of the solution.
+        base_id: Id of the base solution it derives from (itself for a base).
+        origin: ``base`` or ``completion``.
+        completed_from: Prefix length a completion kept (0 for a base).
+        k: Prefix length (1-based index of the current subtask).
+        n_subtasks: Length of the solution.
+        subtasks: The prefix's subtasks as ``{name, kind, code}`` dicts.
+        subtask_success: Outcome of subtask k in this solution.
+        task_success: Outcome of this solution.
+        label: The VERGSA label of the prefix.
+    """
+
+    task: str
+    description: str
+    asset: str
+    solution_id: str
+    base_id: str
+    origin: str
+    completed_from: int
+    k: int
+    n_subtasks: int
+    subtasks: tuple[dict[str, str], ...]
+    subtask_success: bool
+    task_success: bool
+    label: bool
+
+
+def solution_id(solution: Solution) -> str:
+    """Content hash of a solution's scene and subtasks (provenance excluded)."""
+    data = solution.model_dump(mode="json", include={"task", "scene", "subtasks"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _prefix_key(solution: Solution, k: int) -> str:
+    data = {"scene": solution.scene.model_dump(mode="json"),
+            "subtasks": [s.model_dump(mode="json") for s in solution.subtasks[:k]]}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class _Entry:
+    solution: Solution
+    base_id: str
+    origin: str
+    completed_from: int
+    outcome: ExecutionOutcome | None = None
+
+
+def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixRecord]:
+    """VERGSA prefix labels over every executed solution of one task."""
+    positive: dict[str, bool] = {}
+    for entry in entries:
+        outcome = entry.outcome
+        for k in range(1, len(entry.solution.subtasks) + 1):
+            key = _prefix_key(entry.solution, k)
+            ok = bool(outcome.subtask_success[k - 1] and outcome.task_success)
+            positive[key] = positive.get(key, False) or ok
+    records = []
+    for entry in entries:
+        sid = solution_id(entry.solution)
+        for k in range(1, len(entry.solution.subtasks) + 1):
+            records.append(PrefixRecord(
+                task=task.name, description=task.description, asset=task.asset,
+                solution_id=sid, base_id=entry.base_id, origin=entry.origin,
+                completed_from=entry.completed_from, k=k,
+                n_subtasks=len(entry.solution.subtasks),
+                subtasks=tuple({"name": s.name, "kind": s.kind, "code": s.code}
+                               for s in entry.solution.subtasks[:k]),
+                subtask_success=bool(entry.outcome.subtask_success[k - 1]),
+                task_success=bool(entry.outcome.task_success),
+                label=positive[_prefix_key(entry.solution, k)],
+            ))
+    return records
+
+
+def _save_solution(folder: Path, solution: Solution) -> str:
+    sid = solution_id(solution)
+    path = folder / "solutions" / f"{sid}.yaml"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(solution.to_yaml())
+    return sid
+
+
+def _execute_once(folder: Path, sid: str, solution: Solution, execute: ExecuteFn) -> ExecutionOutcome:
+    path = folder / "outcomes" / f"{sid}.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        return ExecutionOutcome(tuple(data["subtask_success"]), data["task_success"], data["reason"])
+    outcome = execute(solution, folder / "runs" / sid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(outcome)))
+    tmp.replace(path)  # atomic: a kill never leaves half an outcome
+    return outcome
+
+
+def _task_entries(task, proposer, completer, base: int, completions: int, seed: int) -> list[_Entry]:
+    entries = []
+    for b, solution in enumerate(proposer.propose(task, n=base, seed=seed)):
+        base_id = solution_id(solution)
+        entries.append(_Entry(solution, base_id, "base", 0))
+        for j in range(1, len(solution.subtasks)):
+            for completion in completer.complete(task, solution.prefix(j), n=completions,
+                                                 seed=seed * 7919 + b * 101 + j):
+                entries.append(_Entry(completion, base_id, "completion", j))
+    unique: dict[str, _Entry] = {}
+    for entry in entries:
+        unique.setdefault(solution_id(entry.solution), entry)
+    return list(unique.values())
+
+
+def build_dataset(
+    tasks: Sequence[TaskRequest],
+    proposer: Any,
+    completer: Any,
+    execute: ExecuteFn,
+    out: str | Path,
+    base: int = 3,
+    completions: int = 2,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[PrefixRecord]:
+    """Propose, complete, execute and label; write the dataset folder (resumable)."""
+    from tqdm import tqdm
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    records: list[PrefixRecord] = []
+    summary = []
+    for task in tqdm(tasks, desc="tasks", disable=not progress):
+        entries = _task_entries(task, proposer, completer, base, completions, seed)
+        for entry in tqdm(entries, desc=task.name, leave=False, disable=not progress):
+            sid = _save_solution(folder, entry.solution)
+            entry.outcome = _execute_once(folder, sid, entry.solution, execute)
+        task_records = label_prefixes(task, entries)
+        records += task_records
+        summary.append({"task": task.name, "solutions": len(entries),
+                        "successful": sum(e.outcome.task_success for e in entries),
+                        "prefixes": len(task_records),
+                        "positive": sum(r.label for r in task_records)})
+    with (folder / "prefixes.jsonl").open("w") as fh:
+        for record in records:
+            fh.write(json.dumps(asdict(record)) + "\n")
+    manifest = {"tasks": summary, "base": base, "completions": completions, "seed": seed,
+                "proposer": getattr(proposer, "name", type(proposer).__name__),
+                "completer": getattr(completer, "name", type(completer).__name__)}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return records
+
+
+def load_records(folder: str | Path) -> list[PrefixRecord]:
+    """Read ``prefixes.jsonl`` of a dataset folder."""
+    path = Path(folder) / "prefixes.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; build it with `simjudge dataset build`")
+    out = []
+    for line in path.read_text().splitlines():
+        data = json.loads(line)
+        data["subtasks"] = tuple(data["subtasks"])
+        out.append(PrefixRecord(**data))
+    return out
+
+
+def split_by_task(
+    records: Iterable[PrefixRecord], test_tasks: Sequence[str]
+) -> tuple[list[PrefixRecord], list[PrefixRecord]]:
+    """Novel-task split: every record of ``test_tasks`` goes to test."""
+    records = list(records)
+    unknown = set(test_tasks) - {r.task for r in records}
+    if unknown:
+        raise ValueError(f"test tasks {sorted(unknown)} are not in the dataset")
+    test = [r for r in records if r.task in test_tasks]
+    return [r for r in records if r.task not in test_tasks], test
+
+
+def split_by_solution(
+    records: Iterable[PrefixRecord], test_fraction: float = 0.3, seed: int = 0
+) -> tuple[list[PrefixRecord], list[PrefixRecord]]:
+    """Seen-task split: whole base-solution families (base + its completions) per side."""
+    records = list(records)
+    families = sorted({(r.task, r.base_id) for r in records})
+    rng = np.random.default_rng(seed)
+    chosen = {families[i] for i in rng.permutation(len(families))[: max(1, round(test_fraction * len(families)))]}
+    test = [r for r in records if (r.task, r.base_id) in chosen]
+    return [r for r in records if (r.task, r.base_id) not in chosen], test
+
