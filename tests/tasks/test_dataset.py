@@ -16,7 +16,8 @@ from simjudge.tasks.template_proposer import TemplateProposer
 def _entries():
     request = TaskRequest.resolve("Open Drawer")
     base = TemplateProposer().propose(request, n=2, seed=0)
-    completion = TemplateProposer().complete(request, base[0].prefix(1), n=1, seed=9)[0]
+    completions = TemplateProposer().complete(request, base[0].prefix(1), n=4, seed=9)
+    completion = next(c for c in completions if c.subtasks[1:] != base[0].subtasks[1:])
     def outcome(solution, first: bool, rest: bool, task: bool) -> ExecutionOutcome:
         n = len(solution.subtasks)
         return ExecutionOutcome((first,) + (rest,) * (n - 1), task)
