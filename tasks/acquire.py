@@ -1,0 +1,242 @@
+"""The generative skill acquisition loop (VERGSA on RoboGen-style generation).
+
+``acquire`` proposes N candidate solutions for a task (with the top-k exemplars
+from the pool in the prompt), verifies and ranks them before spending compute
+(rule judge, PRM or LLM judge), executes the best (or all) with the subtask
+executor, records per-subtask and task verdicts, appends successes to the
+exemplar pool and writes a summary.
+
+Everything lands in one run directory, written so that a crash or kill at any
+point followed by the same call with ``resume=True`` loses no finished work and
+repeats none:
+
+- ``config.json``: the call's parameters and library versions (a resumed run
+  must match them);
+- ``proposals/cand_<i>.yaml`` and ``proposals/index.json`` (written last,
+  atomically: a run killed while proposing proposes again, and with an LLM the
+  replay cache in ``llm_cache/`` answers the repeated requests);
+- ``verification.json``: per-candidate verifier scores and the ranking;
+- ``outcomes/cand_<i>.json``: each executed candidate's verdicts (atomic), with
+  ``exec/cand_<i>/`` holding the executor's own resumable run;
+- ``summary.json`` and ``summary.md``; ``llm_log.jsonl`` for LLM proposers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .dataset import ExecuteFn, ExecutionOutcome
+from .proposer import Exemplar, Proposer, TaskRequest
+from .solution import Solution
+
+__all__ = ["AcquireResult", "RunDirError", "acquire", "rank_candidates"]
+
+VERIFIERS: tuple[str, ...] = ("none", "rule", "prm", "llm")
+ScoreFn = Callable[[TaskRequest, Solution], tuple[float, dict[str, Any]]]
+
+
+class RunDirError(RuntimeError):
+    """The run directory conflicts with the requested run; the message says what to do."""
+
+
+@dataclass
+class AcquireResult:
+    """What a run achieved.
+
+    Attributes:
+        task: Task name.
+        candidates: Candidate ids in proposal order.
+        ranking: Candidate ids, best first.
+        executed: Candidate id -> outcome.
+        proposal_failures: Candidates the proposer could not produce (LLM parse failures).
+        task_success: Whether any executed candidate solved the task.
+        out: The run directory.
+    """
+
+    task: str
+    candidates: list[str]
+    ranking: list[str]
+    executed: dict[str, ExecutionOutcome] = field(default_factory=dict)
+    proposal_failures: list[dict[str, Any]] = field(default_factory=list)
+    task_success: bool = False
+    out: Path = Path(".")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _check_config(out: Path, config: dict[str, Any], resume: bool) -> None:
+    path = out / "config.json"
+    if path.exists():
+        if not resume:
+            raise RunDirError(
+                f"{out} already holds a run; pass --resume to continue it or choose another --out"
+            )
+        previous = json.loads(path.read_text())
+        keys = [k for k in config if k != "versions" and previous.get(k) != config[k]]
+        if keys:
+            raise RunDirError(
+                f"cannot resume {out}: parameters {keys} differ from the original run "
+                f"({ {k: previous.get(k) for k in keys} }); rerun with the same parameters"
+            )
+        return
+    _atomic_write(path, json.dumps(config, indent=2, default=str) + "\n")
+
+
+def _propose(out: Path, request, proposer, exemplars, n, seed) -> tuple[dict[str, Solution], list]:
+    index = out / "proposals" / "index.json"
+    if index.exists():
+        data = json.loads(index.read_text())
+        solutions = {cid: Solution.from_yaml(out / "proposals" / f"{cid}.yaml")
+                     for cid in data["candidates"]}
+        return solutions, data["failures"]
+    produced = proposer.propose(request, exemplars, n=n, seed=seed)
+    failures = list(getattr(proposer, "last_failures", []))
+    solutions = {f"cand_{i:03d}": s for i, s in enumerate(produced)}
+    for cid, solution in solutions.items():
+        _atomic_write(out / "proposals" / f"{cid}.yaml", solution.to_yaml())
+    _atomic_write(index, json.dumps({"candidates": list(solutions), "failures": failures,
+                                     "requested": n}, indent=2) + "\n")
+    return solutions, failures
+
+
+def rank_candidates(
+    request: TaskRequest, solutions: dict[str, Solution], score: ScoreFn | None
+) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """Candidate ids best first (stable: ties keep proposal order) and per-candidate details."""
+    if score is None:
+        return list(solutions), {cid: {"score": None} for cid in solutions}
+    details = {}
+    for cid, solution in solutions.items():
+        value, info = score(request, solution)
+        details[cid] = {"score": float(value), **info}
+    order = sorted(solutions, key=lambda cid: -details[cid]["score"])
+    return order, details
+
+
+def _verify(out: Path, request, solutions, score, verifier_name) -> tuple[list[str], dict]:
+    path = out / "verification.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        return data["ranking"], data["details"]
+    ranking, details = rank_candidates(request, solutions, score)
+    _atomic_write(path, json.dumps({"verifier": verifier_name, "ranking": ranking,
+                                    "details": details}, indent=2, default=str) + "\n")
+    return ranking, details
+
+
+def _execute(out: Path, cid: str, solution: Solution, execute: ExecuteFn) -> ExecutionOutcome:
+    path = out / "outcomes" / f"{cid}.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        return ExecutionOutcome(tuple(data["subtask_success"]), data["task_success"],
+                                data["reason"])
+    outcome = execute(solution, out / "exec" / cid)
+    _atomic_write(path, json.dumps(asdict(outcome), indent=2) + "\n")
+    return outcome
+
+
+def acquire(
+    request: TaskRequest,
+    proposer: Proposer,
+    execute: ExecuteFn,
+    out: str | Path,
+    *,
+    candidates: int = 4,
+    score: ScoreFn | None = None,
+    verifier_name: str = "none",
+    execute_all: bool = False,
+    pool: Any = None,
+    top_k: int = 2,
+    seed: int = 0,
+    resume: bool = False,
+    config: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> AcquireResult:
+    """Propose, verify, execute, record, pool; see the module docstring for the files."""
+    from tqdm import tqdm
+
+    out = Path(out)
+    started = time.time()
+    _check_config(out, {"task": request.name, "asset": request.asset, "candidates": candidates,
+                        "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
+                        "execute_all": execute_all, "top_k": top_k, "seed": seed,
+                        **(config or {})}, resume)
+    exemplars: Sequence[Exemplar] = ()
+    if pool is not None and top_k > 0:
+        exemplars = pool.top_k(request.name, request.description, k=top_k)
+    solutions, failures = _propose(out, request, proposer, exemplars, candidates, seed)
+    ranking, details = _verify(out, request, solutions, score, verifier_name)
+    chosen = ranking if execute_all else ranking[:1]
+    result = AcquireResult(request.name, list(solutions), ranking, proposal_failures=failures,
+                           out=out)
+    for cid in tqdm(chosen, desc=f"execute {request.name}", disable=not progress):
+        outcome = _execute(out, cid, solutions[cid], execute)
+        result.executed[cid] = outcome
+        if outcome.task_success and pool is not None:
+            pool.append_success(_pool_fields(request), solutions[cid], outcome,
+                                source=f"acquire:{getattr(proposer, 'name', '?')}")
+    result.task_success = any(o.task_success for o in result.executed.values())
+    _write_summary(out, result, details, exemplars, requested=candidates,
+                   wall_time_s=time.time() - started)
+    return result
+
+
+def _pool_fields(request: TaskRequest) -> dict[str, Any]:
+    return {"name": request.name, "description": request.description, "asset": request.asset}
+
+
+def _write_summary(out: Path, result: AcquireResult, details, exemplars, requested: int,
+                   wall_time_s: float) -> None:
+    executed = result.executed
+    rows = []
+    for cid in result.ranking:
+        outcome = executed.get(cid)
+        rows.append({
+            "candidate": cid, "rank": result.ranking.index(cid) + 1,
+            "verifier_score": details.get(cid, {}).get("score"),
+            "executed": outcome is not None,
+            "subtask_success": list(outcome.subtask_success) if outcome else None,
+            "task_success": outcome.task_success if outcome else None,
+            "reason": outcome.reason if outcome else "",
+        })
+    subtask_flags = [f for o in executed.values() for f in o.subtask_success]
+    summary = {
+        "task": result.task,
+        "task_success": result.task_success,
+        "requested_candidates": requested,
+        "valid_proposals": len(result.candidates),
+        "parse_valid_rate": len(result.candidates) / max(requested, 1),
+        "proposal_failures": result.proposal_failures,
+        "exemplars": [e.task for e in exemplars],
+        "ATSR": float(np.mean([o.task_success for o in executed.values()])) if executed else None,
+        "ASSR": float(np.mean(subtask_flags)) if subtask_flags else None,
+        "candidates": rows,
+        "wall_time_s": round(wall_time_s, 2),
+    }
+    _atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    lines = [f"# acquire: {result.task}", "",
+             f"- task success: **{result.task_success}**",
+             f"- valid proposals: {len(result.candidates)} / {requested}",
+             f"- exemplars in the prompt: {', '.join(summary['exemplars']) or 'none'}", "",
+             "| rank | candidate | verifier score | executed | subtasks | task | reason |",
+             "|---:|---|---:|---|---|---|---|"]
+    for r in rows:
+        score = "-" if r["verifier_score"] is None else f"{r['verifier_score']:.3f}"
+        subs = "" if r["subtask_success"] is None else "".join(
+            "✓" if s else "✗" for s in r["subtask_success"])
+        task = "" if r["task_success"] is None else ("✓" if r["task_success"] else "✗")
+        lines.append(f"| {r['rank']} | {r['candidate']} | {score} | {r['executed']} | {subs} "
+                     f"| {task} | {r['reason'][:80]} |")
+    _atomic_write(out / "summary.md", "\n".join(lines) + "\n")
