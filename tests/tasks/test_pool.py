@@ -98,7 +98,7 @@ def test_minilm_ranks_drawer_tasks_together(tmp_path, minilm):
     assert [e.name for e in top][0] == "Open Cabinet Drawer"
     sims = {e.name: e.similarity for e in pool.top_k("Open Drawer", "pull the drawer open", k=4)}
     assert sims["Open Cabinet Drawer"] > sims["Press Button"] + 0.2
-    assert top[0].solution.task == "Open Cabinet Drawer" and top[0].asset == "StorageFurniture-0"
+    assert top[0].task == top[0].solution.task == "Open Cabinet Drawer" and top[0].asset == "StorageFurniture-0"
     assert pool.search("push a button", k=1)[0].name == "Press Button"
     dims = pool._query("SELECT DISTINCT model, dim FROM embeddings")
     assert dims == [("all-MiniLM-L6-v2", 384)]
@@ -184,7 +184,7 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(PoolError, match="non-empty name"):
         pool.add_task({"description": "x"}, solution("x"))
     with pytest.raises(PoolError, match="task_success must be a bool"):
-        pool.add_task("Open Door" and {"name": "Open Door"}, solution("Open Door"),
+        pool.add_task({"name": "Open Door"}, solution("Open Door"),
                       {"task_success": "yes"})
     with pytest.raises(PoolError, match="must be a Solution"):
         pool.add_task({"name": "Open Door"}, {"task": "Open Door"})
