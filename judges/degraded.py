@@ -187,11 +187,12 @@ class DegradedPairwiseJudge(_DegradedJudge):
             sampled.append(phi[-1])
         total = sum(self.pair_score(a, b) for a, b in zip(sampled, sampled[1:], strict=False))
         estimate = float(np.clip(phi[0] + total, 0.0, 1.0))
+        pairs, delta = len(sampled) - 1, phi[-1] - phi[0]
         details = {
             "stride": self.stride,
-            "pairs": len(sampled) - 1,
+            "pairs": pairs,
             "pairwise_total": total,
-            "true_delta": phi[-1] - phi[0],
+            "true_delta": delta,
         }
-        reason = f"pairwise total {total:+.3f} over {len(sampled) - 1} pairs vs true ΔΦ {phi[-1] - phi[0]:+.3f}"
+        reason = f"pairwise total {total:+.3f} over {pairs} pairs vs true ΔΦ {delta:+.3f}"
         return JudgeSignal(total, estimate, record.verdict, reason, details)

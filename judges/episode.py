@@ -12,7 +12,7 @@ field                 type                  meaning
 ====================  ====================  ===================================================
 format                str                   ``"simjudge.episode/1"``
 episode               int                   episode index of the writer (0-based)
-judge                 str                   judge class and name, e.g. ``PrivilegedProgressJudge('privileged')``
+judge                 str                   judge class and name (``Judge.label``)
 judge_spec            str | null            registry string the judge was made from
 env_id                str | null            Gymnasium id (``env.spec.id``) if made by ``gym.make``
 env_kwargs            object                ``env.spec.kwargs`` (JSON-safe) or ``{}``

@@ -26,7 +26,8 @@ class JudgeRecord(BaseJudgeWrapper):
     episode is written as ``episode_<k:06d>.json`` in the format documented in
     :mod:`simjudge.judges.episode` (signals, privileged Φ, actions, seed, env kwargs,
     outcome), so that episodes can be re-judged and replayed. An episode cut short by
-    ``reset()`` or ``close()`` is written too, with ``outcome.finished = false``.
+    ``reset()`` or ``close()`` is written too, with ``outcome.finished = false``. Put it
+    outside :class:`JudgeVerify` so that it sees the episodes that verdicts end.
 
     Example:
         >>> from simjudge.judges import JudgeRecord, make_judge

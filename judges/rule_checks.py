@@ -50,6 +50,30 @@ RULE_CODES: dict[str, str] = {
 
 _OPEN_ENDED = ("lower", "upper")
 _PRIMITIVES = frozenset(PRIMITIVE_NAMES)
+_CONSTANT_SUCCESS = (
+    "success is always `{expr}`; compute it from the state (e.g. a joint past a fraction of "
+    "its range)"
+)
+_CONSTANT_REWARD = (
+    "the reward `{expr}` does not depend on the state: add reward terms such as the negative "
+    "distance to the target link or the joint's progress"
+)
+_POSITIVE_DISTANCE = (
+    "the distance `{expr}` enters the reward with a positive sign, so the agent is paid to move "
+    "away; subtract it (reward = -distance) or use np.exp(-distance)"
+)
+_OUT_OF_RANGE = (
+    "the target {value:g} for {obj}.{joint} is outside its limits [{lo:g}, {hi:g}]; use "
+    "get_joint_limit(self, {obj!r}, {joint!r})"
+)
+_HARD_CODED = (
+    "hard-coded joint target {value:g}; use get_joint_limit(self, ...) so the code fits the "
+    "object's actual range"
+)
+_WRONG_DIRECTION = (
+    "the task verb {verb!r} moves joints towards their {target} limit, but this drives {name} "
+    "towards its {toward} limit"
+)
 
 
 @dataclass(frozen=True)
@@ -162,8 +186,11 @@ def check_primitive_outputs(facts: CodeFacts) -> list[RuleIssue]:
     for stmt in facts.tree.body:
         if not isinstance(stmt, ast.Assign):
             continue
-        called = [c for c in facts.calls if c in list(ast.walk(stmt.value))]
-        prims = [c.func.id for c in called if c.func.id in _PRIMITIVES]
+        prims = [
+            n.func.id
+            for n in ast.walk(stmt.value)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _PRIMITIVES
+        ]
         if not prims:
             continue
         target = stmt.targets[0]
@@ -202,7 +229,7 @@ def check_reward_outputs(facts: CodeFacts) -> list[RuleIssue]:
             issues.append(
                 RuleIssue(
                     "constant-success",
-                    f"success is always `{ast.unparse(success)}`; compute it from the state (e.g. a joint past a fraction of its range)",
+                    _CONSTANT_SUCCESS.format(expr=ast.unparse(success)),
                     "error",
                     ret.lineno,
                 )
@@ -211,7 +238,7 @@ def check_reward_outputs(facts: CodeFacts) -> list[RuleIssue]:
             issues.append(
                 RuleIssue(
                     "constant-reward",
-                    f"the reward `{ast.unparse(reward)}` does not depend on the state: add reward terms such as the negative distance to the target link or the joint's progress",
+                    _CONSTANT_REWARD.format(expr=ast.unparse(reward)),
                     "error",
                     ret.lineno,
                 )
@@ -232,7 +259,7 @@ def check_weighting(facts: CodeFacts) -> list[RuleIssue]:
                 issues.append(
                     RuleIssue(
                         "positive-distance",
-                        f"the distance `{key[1]}` enters the reward with a positive sign, so the agent is paid to move away; subtract it (reward = -distance) or use np.exp(-distance)",
+                        _POSITIVE_DISTANCE.format(expr=key[1]),
                         "error",
                         key[0],
                     )
@@ -269,7 +296,7 @@ def check_joint_targets(facts: CodeFacts, context: JudgeContext) -> list[RuleIss
                 issues.append(
                     RuleIssue(
                         "joint-out-of-range",
-                        f"the target {value:g} for {obj}.{joint} is outside its limits [{lo:g}, {hi:g}]; use get_joint_limit(self, {obj!r}, {joint!r})",
+                        _OUT_OF_RANGE.format(value=value, obj=obj, joint=joint, lo=lo, hi=hi),
                         "error",
                         node.lineno,
                     )
@@ -278,7 +305,7 @@ def check_joint_targets(facts: CodeFacts, context: JudgeContext) -> list[RuleIss
         issues.append(
             RuleIssue(
                 "hard-coded-target",
-                f"hard-coded joint target {value:g}; use get_joint_limit(self, ...) so the code fits the object's actual range",
+                _HARD_CODED.format(value=value),
                 "warning",
                 node.lineno,
             )
@@ -364,7 +391,9 @@ def check_direction(facts: CodeFacts, context: JudgeContext, kind: str) -> list[
             issues.append(
                 RuleIssue(
                     "wrong-direction",
-                    f"the task verb {context.verb!r} moves joints towards their {target} limit, but this drives {name} towards its {toward} limit",
+                    _WRONG_DIRECTION.format(
+                        verb=context.verb, target=target, name=name, toward=toward
+                    ),
                     "error",
                     line,
                 )

@@ -79,7 +79,9 @@ def const_value(node: ast.AST, depth: int = 0) -> float | None:
             return None
         if isinstance(node.op, ast.Div):
             return a / b
-        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        return a + b if isinstance(node.op, ast.Add) else a - b
     return None
 
 

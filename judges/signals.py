@@ -125,7 +125,7 @@ def _check_phi(value: Any) -> float:
     return min(max(phi, 0.0), 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Transition:
     """One step of a rollout as a judge sees it.
 

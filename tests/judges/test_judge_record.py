@@ -92,3 +92,26 @@ def test_loading_something_else_is_rejected(tmp_path):
     path.write_text(json.dumps({"format": "other"}))
     with pytest.raises(ValueError, match="not an episode record"):
         EpisodeRecord.load(path)
+
+
+def test_records_replay_from_env_id_kwargs_seed_and_actions():
+    import gymnasium as gym
+
+    import simjudge  # noqa: F401 - registers the task ids
+
+    env = JudgeRecord(gym.make("simjudge/OpenDrawer-v0", horizon=8), make_judge("privileged"))
+    run_actions(env, np.random.default_rng(0).uniform(-1, 1, (8, 7)), seed=5)
+    record = env.last_record
+    assert (record.env_id, record.env_kwargs, record.seed) == (
+        "simjudge/OpenDrawer-v0",
+        {"task": "OpenDrawer-v0", "horizon": 8},
+        5,
+    )
+    replay = gym.make(record.env_id, **record.env_kwargs)
+    _, info = replay.reset(seed=record.seed, options=record.reset_options)
+    progress = [info["progress"]]
+    for step in record.steps[1:]:
+        progress.append(replay.step(np.asarray(step.action, dtype=np.float32))[4]["progress"])
+    assert progress == pytest.approx(record.progress, abs=1e-6)
+    env.close()
+    replay.close()
