@@ -32,6 +32,10 @@ GRIPPER_LINKS: tuple[int, ...] = (8, 9, 10, 11)
 """Panda hand, fingers and suction point: the links that touch what suction holds."""
 
 _FINGER_JOINTS = [9, 10]
+_NEVER_CLOSE = 0.03
+"""Link pairs never closer than this (m) over the samples are not checked."""
+_PAIR_SAMPLES = 1000
+_PAIR_CACHE: dict[tuple, list[tuple[int, int]]] = {}
 
 
 @contextmanager
@@ -70,14 +74,18 @@ class Collision:
     link_b: int
     distance: float
 
-    def describe(self, names: dict[int, str] | None = None) -> str:
-        """Human-readable pair, naming bodies through ``names`` when given."""
+    def describe(self, names: dict[tuple[int, int], str] | None = None) -> str:
+        """Human-readable pair; ``names`` maps ``(body, link)`` (or ``(body, None)``) to names."""
         names = names or {}
-        a = names.get(self.body_a, f"body {self.body_a}")
-        b = names.get(self.body_b, f"body {self.body_b}")
+
+        def name(body: int, link: int) -> str:
+            if (body, link) in names:
+                return names[(body, link)]
+            return f"{names.get((body, None), f'body {body}')} link {link}"
+
         return (
-            f"{self.kind} collision: {a} link {self.link_a} vs {b} link {self.link_b} "
-            f"(distance {self.distance:+.4f} m)"
+            f"{self.kind} collision: {name(self.body_a, self.link_a)} vs "
+            f"{name(self.body_b, self.link_b)} (distance {self.distance:+.4f} m)"
         )
 
 
@@ -117,22 +125,57 @@ class CollisionChecker:
         self.self_margin = float(self_margin)
         self.held_margin = float(held_margin)
         self.checks = 0
+        self._finger_q = np.zeros(len(_FINGER_JOINTS))
+        self._lower = self.robot.lower - 1e-9
+        self._upper = self.robot.upper + 1e-9
         body = self.robot.body
         infos = self.backend.joint_infos(body)
         shaped = [
-            link for link in range(BASE_LINK, len(infos)) if self.backend.collision_shapes(body, link)
+            link
+            for link in range(BASE_LINK, len(infos))
+            if self.backend.collision_shapes(body, link)
         ]
-        self._moving = [link for link in shaped if link != BASE_LINK]
-        self._self_pairs = _self_collision_pairs(infos, shaped)
+        self._self_pairs = self._reachable_pairs(_self_collision_pairs(infos, shaped))
         self._pair_index = np.array(
             [(shaped.index(a), shaped.index(b)) for a, b in self._self_pairs], dtype=int
         ).reshape(-1, 2)
         self._shaped = shaped
-        self._finger_q = np.zeros(len(_FINGER_JOINTS))
+        self._world_rows = [i for i, link in enumerate(shaped) if link != BASE_LINK]
         self._setup_held(ignore_bodies)
         self._setup_world(ignore_bodies)
 
     # set-up --------------------------------------------------------------------------
+    def _reachable_pairs(self, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Drop link pairs that never come near each other (sampled once per robot model).
+
+        Why: on the Panda about half the non-adjacent pairs (e.g. the base and
+        ``link2``) cannot come within centimetres of each other, yet their loose
+        boxes often overlap; checking them is a third of a query's cost. As in
+        MoveIt's setup assistant, pairs that stay farther than
+        :data:`_NEVER_CLOSE` apart over :data:`_PAIR_SAMPLES` random
+        configurations are treated as never colliding.
+        """
+        key = (type(self.backend).__name__, self.backend.base_name(self.robot.body), tuple(pairs))
+        hit = _PAIR_CACHE.get(key)
+        if hit is not None:
+            return hit
+        robot, body = self.robot, self.robot.body
+        rng = np.random.default_rng(0)
+        close: set[tuple[int, int]] = set()
+        with preserved_state(self.backend):
+            self.backend.reset_joint_states(body, _FINGER_JOINTS, self._finger_q)
+            for _ in range(_PAIR_SAMPLES):
+                q = rng.uniform(robot.lower, robot.upper)
+                self.backend.reset_joint_states(body, robot.arm_joints, q)
+                for pair in pairs:
+                    if pair not in close and self.backend.closest_points(
+                        body, body, _NEVER_CLOSE, link_a=pair[0], link_b=pair[1]
+                    ):
+                        close.add(pair)
+        kept = [pair for pair in pairs if pair in close]
+        _PAIR_CACHE[key] = kept
+        return kept
+
     def _setup_held(self, ignore: tuple[int, ...]) -> None:
         """Remember the held object's pose relative to the hand, if it moves with the arm."""
         att = self.robot.attachment
@@ -155,7 +198,6 @@ class CollisionChecker:
 
     def _setup_world(self, ignore: tuple[int, ...]) -> None:
         """Read every other body's link boxes once: they stay put while planning."""
-        self.backend.update_collisions()
         keys: list[tuple[int, int]] = []
         lows: list[np.ndarray] = []
         highs: list[np.ndarray] = []
@@ -177,9 +219,14 @@ class CollisionChecker:
         return np.asarray(pos[0]), np.asarray(orn[0])
 
     def place(self, qpos: np.ndarray) -> None:
-        """Teleport the arm (fingers closed) and a held free object to ``qpos``.
+        """Teleport the arm and a held free object to ``qpos``.
 
         Callers wrap this in :func:`preserved_state`; the checker never restores.
+        No ``update_collisions`` here: ``closest_points`` and ``get_aabb`` are
+        computed from the current poses (the protocol's "computed now"), and on
+        PyBullet a collision pass in a colliding configuration leaves contact
+        manifolds that ``restore_state`` does not remove, which nudges later
+        physics steps (by about 1e-6); without it planning leaves no trace at all.
         """
         robot = self.robot
         self.backend.reset_joint_states(robot.body, robot.arm_joints, np.asarray(qpos, float))
@@ -187,9 +234,10 @@ class CollisionChecker:
             hand_pos, hand_orn = self._hand_pose()
             rel_pos, rel_orn = self._held_rel
             self.backend.set_base_pose(
-                self.held_body, hand_pos + quat_rotate(hand_orn, rel_pos), quat_multiply(hand_orn, rel_orn)
+                self.held_body,
+                hand_pos + quat_rotate(hand_orn, rel_pos),
+                quat_multiply(hand_orn, rel_orn),
             )
-        self.backend.update_collisions()
 
     # queries -------------------------------------------------------------------------
     def is_valid(self, qpos: np.ndarray) -> bool:
@@ -199,7 +247,7 @@ class CollisionChecker:
     def within_limits(self, qpos: np.ndarray) -> bool:
         """Whether every arm joint is inside its limits."""
         q = np.asarray(qpos, dtype=float)
-        return bool(np.all(q >= self.robot.lower - 1e-9) and np.all(q <= self.robot.upper + 1e-9))
+        return not ((q < self._lower).any() or (q > self._upper).any())
 
     def first_collision(self, qpos: np.ndarray) -> Collision | None:
         """The first pair closer than its margin at ``qpos``, or None (arm left there).
@@ -228,7 +276,9 @@ class CollisionChecker:
             np.array([b[1] for b in boxes], dtype=float),
         )
 
-    def _closest(self, body_a, link_a, body_b, link_b, margin: float, kind: str) -> Collision | None:
+    def _closest(
+        self, body_a, link_a, body_b, link_b, margin: float, kind: str
+    ) -> Collision | None:
         points = self.backend.closest_points(body_a, body_b, margin, link_a=link_a, link_b=link_b)
         if not points:
             return None
@@ -239,7 +289,7 @@ class CollisionChecker:
         if not len(self._world_keys):
             return None
         # the base link never moves: it is left out (it stands on the table)
-        rows = [i for i, link in enumerate(self._shaped) if link != BASE_LINK]
+        rows = self._world_rows
         m = self.margin
         hits = _overlap(lo[rows] - m, hi[rows] + m, self._world_lo, self._world_hi)
         robot = self.robot.body

@@ -31,7 +31,14 @@ __all__ = [
 def _rpy_matrix(rpy: tuple[float, float, float]) -> np.ndarray:
     """URDF fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
     r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
     return np.array(
         [
             [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
@@ -130,7 +137,9 @@ def _shape(geom: ET.Element, scale: float, pose: np.ndarray) -> Shape | None:
         size = [float(v) * scale / 2.0 for v in box.get("size", "0 0 0").split()]
         return Shape("box", tuple(size), pose)
     if cyl is not None:
-        return Shape("cylinder", (float(cyl.get("radius")) * scale, float(cyl.get("length")) * scale), pose)
+        return Shape(
+            "cylinder", (float(cyl.get("radius")) * scale, float(cyl.get("length")) * scale), pose
+        )
     if sph is not None:
         return Shape("sphere", (float(sph.get("radius")) * scale,), pose)
     return None  # meshes carry no primitive to sample
@@ -157,7 +166,9 @@ def load_urdf_geometry(path: str | Path, scale: float = 1.0) -> UrdfGeometry:
         origin = _origin(j.find("origin"))
         origin[:3, 3] *= scale
         axis_el = j.find("axis")
-        axis = np.array([float(v) for v in (axis_el.get("xyz") if axis_el is not None else "1 0 0").split()])
+        axis = np.array(
+            [float(v) for v in (axis_el.get("xyz") if axis_el is not None else "1 0 0").split()]
+        )
         limit = j.find("limit")
         lower = float(limit.get("lower", 0.0)) if limit is not None else 0.0
         upper = float(limit.get("upper", 0.0)) if limit is not None else 0.0
@@ -165,17 +176,26 @@ def load_urdf_geometry(path: str | Path, scale: float = 1.0) -> UrdfGeometry:
             lower, upper = lower * scale, upper * scale
         child = j.find("child").get("link")
         joints[child] = _Joint(
-            j.get("name"), j.get("type"), j.find("parent").get("link"), child, origin, axis, lower, upper
+            j.get("name"),
+            j.get("type"),
+            j.find("parent").get("link"),
+            child,
+            origin,
+            axis,
+            lower,
+            upper,
         )
     children = set(joints)
     base = next(link.get("name") for link in links if link.get("name") not in children)
-    inertial = _origin(next((lk.find("inertial/origin") for lk in links if lk.get("name") == base), None))
+    inertial = _origin(
+        next((lk.find("inertial/origin") for lk in links if lk.get("name") == base), None)
+    )
     inertial[:3, 3] *= scale
     return UrdfGeometry(base, shapes, joints, inertial)
 
 
 def point_inside(shape: Shape, points: np.ndarray, tolerance: float = 1e-4) -> np.ndarray:
-    """Which of ``points`` (n, 3; shape's link frame) lie inside ``shape`` (shrunk by ``tolerance``)."""
+    """Which of ``points`` (n, 3; link frame) lie inside ``shape`` shrunk by ``tolerance``."""
     rot, pos = shape.pose[:3, :3], shape.pose[:3, 3]
     local = (np.atleast_2d(points) - pos) @ rot  # rotate into the shape frame
     if shape.kind == "box":
@@ -237,7 +257,9 @@ def _cylinder_samples(dims: tuple[float, ...]) -> list[tuple[np.ndarray, np.ndar
     out = []
     cap_area = math.pi * radius**2
     for sign in (1.0, -1.0):
-        out.append((np.array([0.0, 0.0, sign * length / 2]), np.array([0.0, 0.0, sign]), cap_area, True))
+        out.append(
+            (np.array([0.0, 0.0, sign * length / 2]), np.array([0.0, 0.0, sign]), cap_area, True)
+        )
     heights = [0.0] if length < _GRID else [-length / 4, 0.0, length / 4]
     side_area = 2 * math.pi * radius * length / (8 * len(heights))
     for i in range(8):
@@ -250,7 +272,9 @@ def _cylinder_samples(dims: tuple[float, ...]) -> list[tuple[np.ndarray, np.ndar
 
 def _sphere_samples(dims: tuple[float, ...]) -> list[tuple[np.ndarray, np.ndarray, float, bool]]:
     dirs = [np.eye(3)[i] * s for i in range(3) for s in (1.0, -1.0)]
-    dirs += [np.array([sx, sy, sz]) / math.sqrt(3) for sx in (1, -1) for sy in (1, -1) for sz in (1, -1)]
+    dirs += [
+        np.array([sx, sy, sz]) / math.sqrt(3) for sx in (1, -1) for sy in (1, -1) for sz in (1, -1)
+    ]
     area = 4 * math.pi * dims[0] ** 2 / len(dirs)
     return [(d * dims[0], d, area, True) for d in dirs]
 
@@ -285,14 +309,20 @@ def sample_surface(geometry: UrdfGeometry, link: str) -> list[SurfaceSample]:
             ray = p + np.outer(_RAY, n)
             if not any(np.any(point_inside(other, ray)) for other in blockers):
                 out.append(
-                    SurfaceSample(_floats(p), _floats(n), _label(shape, local_n), float(area), centre)
+                    SurfaceSample(
+                        _floats(p), _floats(n), _label(shape, local_n), float(area), centre
+                    )
                 )
     return out
 
 
 def _same(other: Shape, shape: Shape) -> bool:
     """Whether ``other`` is ``shape`` itself (a convex shape never blocks its own normal)."""
-    return other.kind == shape.kind and other.dims == shape.dims and np.allclose(other.pose, shape.pose)
+    return (
+        other.kind == shape.kind
+        and other.dims == shape.dims
+        and np.allclose(other.pose, shape.pose)
+    )
 
 
 def _floats(v: np.ndarray) -> tuple[float, float, float]:

@@ -13,9 +13,9 @@ is the first candidate when present.
 At grasp time the link-frame samples are placed in the world and ranked: faces
 that look towards the robot and upwards, large and central patches first;
 downward faces (usually resting on a support) are dropped. A side face yields
-two candidates: the gripper straight along the inward normal, then tilted 45°
-down (:func:`~simjudge.skills.scripted.approach_axis`), which the Panda reaches
-more easily for low handles near its base.
+two candidates: the gripper tilted 45° down (the rule of
+:func:`~simjudge.skills.scripted.approach_axis`), which the Panda reaches far
+more often, then straight along the inward normal.
 """
 
 from __future__ import annotations
@@ -48,7 +48,11 @@ __all__ = [
 
 APPROACHES: tuple[str, ...] = ("auto", "straight", "tilted")
 """``straight``: gripper along the inward normal; ``tilted``: side faces approached 45°
-from above; ``auto``: straight first, then tilted, for each side-face sample."""
+from above; ``auto``: tilted first, then straight, for each side-face sample.
+
+Measured on ``bench/planning.py`` (40 grasps over 23 links, BIT*): tilted 100 %
+success with 1.0 samples per grasp, straight 90 % with 1.4; the Panda often cannot
+hold its gripper level far out in front of it."""
 
 TIP_OFFSET = 0.011
 """How far the closed finger tips reach beyond the Panda's suction point along the
@@ -183,7 +187,9 @@ def _link_frame(scene: BuiltScene, obj: SceneObject, index: int) -> tuple[np.nda
     return pos - rot @ inertial[:3, 3], quat_from_matrix(rot)
 
 
-def _score(sample: SurfaceSample, point: np.ndarray, normal: np.ndarray, shoulder: np.ndarray) -> float | None:
+def _score(
+    sample: SurfaceSample, point: np.ndarray, normal: np.ndarray, shoulder: np.ndarray
+) -> float | None:
     """Rank: facing the robot, facing up, large and central patches; None = not a candidate."""
     if sample.kind == "interaction":
         return 100.0
@@ -193,7 +199,13 @@ def _score(sample: SurfaceSample, point: np.ndarray, normal: np.ndarray, shoulde
     if normal[2] < _MAX_DOWNWARD or facing < _MIN_FACING:
         return None
     area = math.log10(max(sample.area, 1e-6) / 1e-4)
-    return facing + 0.5 * float(normal[2]) + 0.3 * area + (0.2 if sample.centre else 0.0) - max(0.0, dist - 0.75)
+    return (
+        facing
+        + 0.5 * float(normal[2])
+        + 0.3 * area
+        + (0.2 if sample.centre else 0.0)
+        - max(0.0, dist - 0.75)
+    )
 
 
 def grasp_candidates(
@@ -234,6 +246,7 @@ def grasp_candidates(
             score = _score(sample, point, normal, shoulder)
             if score is None:
                 continue
+            side = abs(float(normal[2])) <= 0.5
             for axis, tilted in _axes(normal, approach):
                 contact = point - axis * TIP_OFFSET
                 out.append(
@@ -248,12 +261,27 @@ def grasp_candidates(
                         quat_align_z(ref, axis),
                         contact,
                         contact - axis * standoff,
-                        score - (0.05 if tilted else 0.0),
+                        score - (0.0 if tilted or not side else 0.05),
                         sample.kind + ("+tilted" if tilted else ""),
                     )
                 )
     out.sort(key=lambda c: -c.score)
-    return out
+    return _distinct(out)
+
+
+def _distinct(cands: list[GraspCandidate], tolerance: float = 0.005) -> list[GraspCandidate]:
+    """Drop candidates repeating a better one (the recorded interaction point is usually
+    also a face centre): same link, approach axis and point within ``tolerance``."""
+    kept: list[GraspCandidate] = []
+    for cand in cands:
+        if not any(
+            k.link == cand.link
+            and float(k.axis @ cand.axis) > 0.999
+            and float(np.linalg.norm(k.point - cand.point)) < tolerance
+            for k in kept
+        ):
+            kept.append(cand)
+    return kept
 
 
 def _axes(normal: np.ndarray, approach: str) -> list[tuple[np.ndarray, bool]]:
@@ -263,4 +291,4 @@ def _axes(normal: np.ndarray, approach: str) -> list[tuple[np.ndarray, bool]]:
         return [(straight, False)]
     if approach == "tilted":
         return [(side_tilted_axis(normal), True)]
-    return [(straight, False), (side_tilted_axis(normal), True)]
+    return [(side_tilted_axis(normal), True), (straight, False)]

@@ -29,15 +29,20 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from simjudge.envs.scene_builder import BuiltScene
-from simjudge.envs.transforms import quat_angle_between, quat_rotate
+from simjudge.envs.transforms import (
+    quat_angle_between,
+    quat_from_axis_angle,
+    quat_multiply,
+    quat_rotate,
+)
 
 from .collision import Collision, CollisionChecker, preserved_state
+from .ompl_solve import OMPLNotInstalledError, import_ompl, solve_joint_path
 
 __all__ = [
     "PLANNERS",
@@ -51,26 +56,6 @@ __all__ = [
 
 PLANNERS: tuple[str, ...] = ("bitstar", "rrtconnect")
 """Supported OMPL planners: BIT* (RoboGen's choice, the default) and RRTConnect."""
-
-
-class OMPLNotInstalledError(ImportError):
-    """OMPL's Python bindings are missing; the message gives the install command."""
-
-
-def import_ompl() -> tuple[ModuleType, ModuleType, ModuleType]:
-    """OMPL's ``base``, ``geometric`` and ``util`` modules, imported on first use.
-
-    Raises:
-        OMPLNotInstalledError: The ``ompl`` package is not installed.
-    """
-    try:
-        from ompl import base, geometric, util
-    except ImportError as exc:
-        raise OMPLNotInstalledError(
-            "motion planning needs OMPL's Python bindings (ompl>=2.0); install them with "
-            "`pip install simjudge[ompl]` (or `pip install ompl`)"
-        ) from exc
-    return base, geometric, util
 
 
 @dataclass
@@ -122,7 +107,9 @@ class PlannerConfig:
 
     def __post_init__(self) -> None:
         if self.planner not in PLANNERS:
-            raise ValueError(f"planner={self.planner!r} is not supported; use one of {list(PLANNERS)}")
+            raise ValueError(
+                f"planner={self.planner!r} is not supported; use one of {list(PLANNERS)}"
+            )
         for name in ("time_limit_s", "motion_resolution", "validation_step", "max_joint_step"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
@@ -181,28 +168,6 @@ def interpolate_path(waypoints: np.ndarray, max_step: float) -> np.ndarray:
     return np.concatenate(out)
 
 
-class _OmplLog:
-    """Quiet OMPL's console log (debug by default in the 2.x wheel) while planning."""
-
-    def __init__(self, util: ModuleType) -> None:
-        self.util = util
-
-    def __enter__(self) -> _OmplLog:
-        self.previous = self.util.getLogLevel()
-        self.util.setLogLevel(self.util.LOG_WARN)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.util.setLogLevel(self.previous)
-
-    def seed(self, seed: int) -> None:
-        # OMPL logs an error when reseeding after first use; reseeding still fixes
-        # every sampler allocated afterwards, which is all a fresh problem uses.
-        self.util.setLogLevel(self.util.LOG_NONE)
-        self.util.RNG.setSeed(int(seed) % 2_147_483_646 + 1)
-        self.util.setLogLevel(self.util.LOG_WARN)
-
-
 class MotionPlanner:
     """Plans arm motions in a built scene without changing it.
 
@@ -239,18 +204,21 @@ class MotionPlanner:
         position: np.ndarray,
         orientation: np.ndarray | None,
         start: np.ndarray | None = None,
+        free_roll: bool = False,
     ) -> PlanResult:
         """A validated path to an IK solution of the suction-point pose.
 
         Goals come from IK with random restarts (seeded), kept only if in limits,
         accurate and collision-free; each attempt after the first draws a new goal.
-        ``orientation=None`` leaves the orientation free.
+        ``orientation=None`` leaves the orientation free; ``free_roll=True`` keeps
+        only its approach axis (local +z) and lets restarts turn the gripper about
+        it, which suction does not care about but a wide hand next to a panel does.
         """
         position = np.asarray(position, dtype=float)
         orn = None if orientation is None else np.asarray(orientation, dtype=float)
 
         def goal_fn(checker: CollisionChecker, rng: np.random.Generator, attempt: int):
-            return self._ik_goal(checker, position, orn, rng, first=attempt == 0)
+            return self._ik_goal(checker, position, orn, rng, attempt == 0, free_roll)
 
         return self._request(start, goal_fn)
 
@@ -281,10 +249,15 @@ class MotionPlanner:
             self.scene, c.margin, c.self_margin, c.held_margin, self.ignore_bodies
         )
 
-    def _names(self) -> dict[int, str]:
-        names = {o.body: o.name for o in self.scene.objects.values()}
-        names[self.robot.body] = "robot"
-        names.update({b: "table/floor" for b in self.scene.static_bodies})
+    def _names(self) -> dict[tuple[int, int | None], str]:
+        """Names for collision reports: ``Cabinet/link_0``, ``robot link 5``, ``table``."""
+        names: dict[tuple[int, int | None], str] = {(self.robot.body, None): "robot"}
+        if self.scene.table is not None:
+            names[(self.scene.table, -1)] = "table"
+        names[(self.scene.ground, -1)] = "floor"
+        for obj in self.scene.objects.values():
+            names[(obj.body, None)] = obj.name
+            names.update({(obj.body, i): f"{obj.name}/{n}" for n, i in obj.link_index.items()})
         return names
 
     def _request(self, start: np.ndarray | None, goal_fn: Callable) -> PlanResult:
@@ -326,12 +299,16 @@ class MotionPlanner:
             result.attempts += 1
             waypoints, status = self._solve(checker, q_start, goal, c.seed + attempt)
             if waypoints is None:
-                result.reason = f"OMPL {c.planner} found no path ({status}) within {c.time_limit_s} s"
+                result.reason = (
+                    f"OMPL {c.planner} found no path ({status}) within {c.time_limit_s} s"
+                )
                 statuses.append(status)
                 continue
             path, bad = self._validated(checker, waypoints)
             if path is None:
-                result.reason = "planned path failed dense re-validation: " + bad.describe(self._names())
+                result.reason = "planned path failed dense re-validation: " + bad.describe(
+                    self._names()
+                )
                 statuses.append("revalidation failed")
                 continue
             result.success, result.reason = True, ""
@@ -340,18 +317,28 @@ class MotionPlanner:
             break
         result.details["statuses"] = statuses
 
-    def _start(self, checker: CollisionChecker, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    def _start(
+        self, checker: CollisionChecker, q: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, str]:
         """Planning start; a start in collision is first left by a short straight retreat."""
         hit = checker.first_collision(q)
         if hit is None:
             return np.zeros((0, 7)), q, ""
         if hit.kind == "limits":
-            return np.zeros((0, 7)), q, f"start configuration is outside the joint limits: {q.round(3)}"
+            return (
+                np.zeros((0, 7)),
+                q,
+                f"start configuration is outside the joint limits: {q.round(3)}",
+            )
         escape = self._escape(checker, q)
         if escape is None:
-            return np.zeros((0, 7)), q, (
-                "start configuration is in collision and no retreat of up to "
-                f"{self.config.escape_distance} m frees it: " + hit.describe(self._names())
+            return (
+                np.zeros((0, 7)),
+                q,
+                (
+                    "start configuration is in collision and no retreat of up to "
+                    f"{self.config.escape_distance} m frees it: " + hit.describe(self._names())
+                ),
             )
         return escape, escape[-1], ""
 
@@ -374,7 +361,10 @@ class MotionPlanner:
     def _refine_ik(
         self, checker: CollisionChecker, position, orientation, rest: np.ndarray
     ) -> np.ndarray | None:
-        """IK from the arm's current configuration, polished over a few solves; None if inaccurate."""
+        """IK from the arm's current configuration, polished over a few solves.
+
+        Returns None if the pose is not reached within the tolerances.
+        """
         c = self.config
         for _ in range(5):
             q = self.robot.solve_ik(position, orientation, rest=rest)
@@ -393,6 +383,7 @@ class MotionPlanner:
         orientation: np.ndarray | None,
         rng: np.random.Generator,
         first: bool,
+        free_roll: bool = False,
     ) -> tuple[np.ndarray | None, int, str]:
         """A collision-free IK goal: from the current arm first, then random restarts."""
         c = self.config
@@ -401,10 +392,14 @@ class MotionPlanner:
         inaccurate = colliding = 0
         last_hit: Collision | None = None
         for tries in range(1, c.ik_tries + 1):
+            target = orientation
             if not (first and tries == 1):
                 seed_q = rng.uniform(robot.lower, robot.upper)
+                if free_roll and orientation is not None and tries % 2 == 0:
+                    roll = quat_from_axis_angle(np.array([0.0, 0.0, rng.uniform(-np.pi, np.pi)]))
+                    target = quat_multiply(orientation, roll)
             checker.place(seed_q)
-            q = self._refine_ik(checker, position, orientation, seed_q)
+            q = self._refine_ik(checker, position, target, seed_q)
             if q is None:
                 inaccurate += 1
                 continue
@@ -413,64 +408,35 @@ class MotionPlanner:
                 return q, tries, ""
             colliding += 1
         what = "" if last_hit is None else "; last: " + last_hit.describe(self._names())
-        return None, c.ik_tries, (
-            f"no collision-free IK solution for position {np.round(position, 3).tolist()} after "
-            f"{c.ik_tries} restarts ({inaccurate} did not reach the pose, {colliding} collided{what})"
+        return (
+            None,
+            c.ik_tries,
+            (
+                f"no collision-free IK solution for position {np.round(position, 3).tolist()} "
+                f"after {c.ik_tries} restarts ({inaccurate} did not reach the pose, "
+                f"{colliding} collided{what})"
+            ),
         )
 
     def _solve(
         self, checker: CollisionChecker, start: np.ndarray, goal: np.ndarray, seed: int
     ) -> tuple[np.ndarray | None, str]:
         """One OMPL solve; the (simplified) waypoints or None, and the planner status."""
-        ob, og, ou = import_ompl()
-        c = self.config
         robot = self.robot
-        with _OmplLog(ou) as log:
-            log.seed(seed)
-            space = ob.RealVectorStateSpace(7)
-            bounds = ob.RealVectorBounds(7)
-            for i in range(7):
-                bounds.setLow(i, float(robot.lower[i]))
-                bounds.setHigh(i, float(robot.upper[i]))
-            space.setBounds(bounds)
-            si = ob.SpaceInformation(space)
-            si.setStateValidityChecker(lambda s: checker.is_valid(np.array(s[0:7])))
-            si.setStateValidityCheckingResolution(c.motion_resolution / space.getMaximumExtent())
-            si.setup()
-            ss = og.SimpleSetup(si)
-            s, g = si.allocState(), si.allocState()
-            s[0:7] = [float(x) for x in start]
-            g[0:7] = [float(x) for x in goal]
-            ss.setStartAndGoalStates(s, g)
-            planner = self._make_planner(og, si)
-            ss.setPlanner(planner)
-            status = ss.solve(c.time_limit_s)
-            if c.planner == "bitstar" and c.refine_time_s > 0 and ss.haveExactSolutionPath():
-                planner.setStopOnSolnImprovement(False)
-                ss.solve(c.refine_time_s)
-            if not ss.haveExactSolutionPath():
-                return None, status.asString()
-            path = ss.getSolutionPath()
-            if c.simplify:
-                simplifier = og.PathSimplifier(si)
-                simplifier.simplifyMax(path)
-            waypoints = np.array([st[0:7] for st in path.getStates()], dtype=float)
-        waypoints[0], waypoints[-1] = start, goal
-        return waypoints, status.asString()
-
-    def _make_planner(self, og: ModuleType, si) -> Any:
-        if self.config.planner == "rrtconnect":
-            planner = og.RRTConnect(si)
-            planner.setRange(1.0)
-            return planner
-        planner = og.BITstar(si)
-        planner.setStopOnSolnImprovement(True)
-        return planner
+        return solve_joint_path(
+            lambda q: checker.first_collision(q) is None,
+            robot.lower,
+            robot.upper,
+            start,
+            goal,
+            self.config,
+            seed,
+        )
 
     def _validated(
         self, checker: CollisionChecker, waypoints: np.ndarray
     ) -> tuple[np.ndarray | None, Collision | None]:
-        """Interpolate; re-check densely. Falls back to the unsimplified segment order if needed."""
+        """Interpolate, then re-check densely (OMPL checked edges only at ``motion_resolution``)."""
         c = self.config
         dense = interpolate_path(waypoints, min(c.validation_step, c.max_joint_step))
         for q in dense[1:]:

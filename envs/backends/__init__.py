@@ -10,24 +10,30 @@ from .base import (
     BASE_LINK,
     Backend,
     BackendError,
+    BodyQuery,
     CameraSpec,
     CollisionShape,
     Contact,
     JointInfo,
     RenderResult,
+    body_reading_size,
+    read_bodies_via_getters,
 )
 
 __all__ = [
     "BASE_LINK",
     "Backend",
     "BackendError",
+    "BodyQuery",
     "CameraSpec",
     "CollisionShape",
     "Contact",
     "JointInfo",
     "RenderResult",
     "SUPPORTED_BACKENDS",
+    "body_reading_size",
     "make_backend",
+    "read_bodies_via_getters",
 ]
 
 SUPPORTED_BACKENDS: tuple[str, ...] = ("pybullet",)

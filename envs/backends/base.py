@@ -9,6 +9,7 @@ for a body's base, poses are numpy arrays, quaternions are ``(x, y, z, w)``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -19,11 +20,14 @@ __all__ = [
     "BASE_LINK",
     "Backend",
     "BackendError",
+    "BodyQuery",
     "CameraSpec",
     "CollisionShape",
     "Contact",
     "JointInfo",
     "RenderResult",
+    "body_reading_size",
+    "read_bodies_via_getters",
 ]
 
 BASE_LINK = -1
@@ -93,6 +97,65 @@ class Contact:
     normal_b_to_a: np.ndarray
     distance: float
     normal_force: float
+
+
+@dataclass(frozen=True)
+class BodyQuery:
+    """What :meth:`Backend.read_bodies` reads of one body.
+
+    Why batched: a control step reads the same handful of quantities of every
+    body each time; asking for them in one call lets a backend skip per-call
+    overhead, which matters next to a physics step of ~100 µs.
+
+    Attributes:
+        body: Body handle.
+        base: Read the base position (3) and orientation (4).
+        aabb: Read the whole-body AABB, min (3) then max (3).
+        joints: Joint indices whose positions to read (one value each).
+        links: Link indices (``-1`` = base) whose frames to read: all positions
+            (3 each), then all orientations (4 each).
+        link_aabbs: Link indices whose own AABBs to read, min (3) then max (3) each.
+    """
+
+    body: int
+    base: bool = True
+    aabb: bool = False
+    joints: tuple[int, ...] = ()
+    links: tuple[int, ...] = ()
+    link_aabbs: tuple[int, ...] = ()
+
+
+def body_reading_size(query: BodyQuery) -> int:
+    """How many numbers :meth:`Backend.read_bodies` returns for ``query``."""
+    return (
+        7 * query.base
+        + 6 * query.aabb
+        + len(query.joints)
+        + 7 * len(query.links)
+        + 6 * len(query.link_aabbs)
+    )
+
+
+def read_bodies_via_getters(backend: Backend, queries: Sequence[BodyQuery]) -> np.ndarray:
+    """:meth:`Backend.read_bodies` in terms of the single-quantity getters.
+
+    A reference implementation: a backend without a faster path can answer
+    ``read_bodies`` with it, and tests compare a fast path against it.
+    """
+    parts: list[np.ndarray] = []
+    for query in queries:
+        if query.base:
+            parts += backend.get_base_pose(query.body)
+        if query.aabb:
+            parts += backend.get_aabb(query.body)
+        if query.joints:
+            parts.append(backend.get_joint_states(query.body, list(query.joints))[0])
+        if query.links:
+            pos, orn = backend.get_link_poses(query.body, list(query.links))
+            parts += [pos.ravel(), orn.ravel()]
+        for link in query.link_aabbs:
+            parts += backend.get_aabb(query.body, link)
+    return np.concatenate(parts, dtype=np.float64) if parts else np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -235,6 +298,17 @@ class Backend(Protocol):
 
     def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """World AABB of a link, or of the whole body when ``link`` is None."""
+
+    def read_bodies(self, queries: Sequence[BodyQuery]) -> np.ndarray:
+        """Several bodies' state in one flat ``float64`` vector, query after query.
+
+        Per query, in this order: base position (3) and orientation (4) if
+        ``base``; whole-body AABB min (3) and max (3) if ``aabb``; the joint
+        positions; the link frame positions (3 per link), then their
+        orientations (4 per link); then each of ``link_aabbs``' AABB, min (3)
+        and max (3). Values equal what the single-quantity getters return;
+        :func:`read_bodies_via_getters` is a complete implementation.
+        """
 
     def set_joint_position_targets(
         self,

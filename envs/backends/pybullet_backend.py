@@ -8,6 +8,7 @@ number of simulations can live in one process. Rendering uses the CPU
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from .base import (
     BASE_LINK,
     BackendError,
+    BodyQuery,
     CameraSpec,
     CollisionShape,
     Contact,
@@ -30,18 +32,18 @@ _SHAPE_KINDS = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: 
 
 def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     for array in arrays:
-        array.flags.writeable = False
+        array.setflags(write=False)
     return arrays
 
 
 def _floats(values) -> list[float]:
-    """Plain floats for pybullet (``tolist`` is the fast path for arrays)."""
+    """Plain numbers for pybullet (``tolist`` is the fast path for arrays; lists pass as they are)."""
     if isinstance(values, np.ndarray):
-        return values.astype(np.float64, copy=False).ravel().tolist()
-    return [float(v) for v in values]
+        return values.ravel().tolist()
+    return values if type(values) is list else [float(v) for v in values]
 
 
-def _aabb_union(boxes: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+def _aabb_union(boxes: list[tuple]) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Union of ``(min, max)`` engine tuples; NaN propagates as with ``np.min``."""
     (lx, ly, lz), (hx, hy, hz) = boxes[0]
     total = 0.0
@@ -51,8 +53,8 @@ def _aabb_union(boxes: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
         hx, hy, hz = max(hx, bx), max(hy, by), max(hz, bz)
     if total != total:  # a NaN somewhere: min/max above may have skipped it
         arr = np.array(boxes, dtype=np.float64)
-        return arr[:, 0].min(axis=0), arr[:, 1].max(axis=0)
-    return np.array((lx, ly, lz)), np.array((hx, hy, hz))
+        return tuple(arr[:, 0].min(axis=0).tolist()), tuple(arr[:, 1].max(axis=0).tolist())
+    return (lx, ly, lz), (hx, hy, hz)
 
 
 def _import_pybullet():
@@ -87,10 +89,10 @@ class PyBulletBackend:
             raise BackendError("could not start a PyBullet DIRECT client")
         self._p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._client)
         self._joint_cache: dict[int, list[JointInfo]] = {}
-        self._reads: dict[tuple, tuple] = {}
-        self._fixed_bodies: set[int] = set()
-        self._static_links: dict[int, frozenset[int]] = {}
-        self._static_aabbs: dict[tuple[int, int], tuple] = {}
+        self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._raw: dict[tuple, tuple] = {}
+        self._movable_cache: dict[int, list[int]] = {}
+        self._body_aabbs: dict[int, tuple] = {}
         self._settled = False
         self._configure()
 
@@ -109,8 +111,7 @@ class PyBulletBackend:
         """Remove every body and constraint; restore gravity and timestep."""
         self._p.resetSimulation(physicsClientId=self._client)
         self._joint_cache.clear()
-        self._fixed_bodies.clear()
-        self._static_links.clear()
+        self._movable_cache.clear()
         self._moved()
         self._configure()
 
@@ -161,8 +162,6 @@ class PyBulletBackend:
             )
         except p.error as exc:
             raise BackendError(f"cannot load URDF {path}: {exc}") from exc
-        if fixed_base:
-            self._fixed_bodies.add(int(body))
         return int(body)
 
     def add_box(self, half_extents, position, mass: float = 0.0, rgba=(0.6, 0.6, 0.6, 1.0)) -> int:
@@ -173,10 +172,7 @@ class PyBulletBackend:
             p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
         )
         self._moved()
-        body = int(p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c))
-        if mass == 0.0:
-            self._fixed_bodies.add(body)
-        return body
+        return int(p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c))
 
     def body_handles(self) -> list[int]:
         """Handles of all bodies in the world."""
@@ -218,22 +214,57 @@ class PyBulletBackend:
     # state ---------------------------------------------------------------------
     # Reads are memoised until the next call that changes the world (step,
     # teleport, restore); every such call goes through this class and clears the
-    # memo (``_moved`` or ``step``), and returned arrays are read-only so no
-    # caller can corrupt it. Link AABBs that cannot move (links of a fixed-base
-    # body joined to its base by fixed joints only) are kept across steps too,
-    # until the next teleport, restore or load.
-    def _moved(self) -> None:
-        """Forget every read, the per-step ones and the static AABBs (something teleported)."""
+    # memo (``_forget`` or ``_moved``), and returned arrays are read-only so no
+    # caller can corrupt it. The memo has two levels: ``_raw`` holds what the
+    # engine returned, ``_reads`` the arrays made from it, so a batched
+    # ``read_bodies`` serves later single getters without a second engine call.
+    # A body's link AABBs are also kept across steps while its base pose and
+    # joint positions stay bit-identical (see ``_raw_body_aabb``), until a
+    # teleport, restore or load.
+    def _forget(self) -> None:
+        """Forget the reads of the current world state (physics advanced)."""
         self._reads.clear()
-        self._static_aabbs.clear()
+        self._raw.clear()
+
+    def _moved(self) -> None:
+        """Forget every read, static AABBs included (something teleported or loaded)."""
+        self._reads.clear()
+        self._raw.clear()
+        self._body_aabbs.clear()
         self._settled = False
+
+    def _raw_base(self, body: int) -> tuple:
+        key = ("base", body)
+        hit = self._raw.get(key)
+        if hit is None:
+            hit = self._raw[key] = self._p.getBasePositionAndOrientation(
+                body, physicsClientId=self._client
+            )
+        return hit
+
+    def _raw_joints(self, key: tuple, body: int, joints) -> tuple:
+        hit = self._raw.get(key)
+        if hit is None:
+            hit = self._raw[key] = self._p.getJointStates(body, joints, physicsClientId=self._client)
+        return hit
+
+    def _raw_links(self, key: tuple, body: int, links) -> tuple:
+        """Engine link states of child links (never the base)."""
+        hit = self._raw.get(key)
+        if hit is None:
+            # always with forward kinematics: it updates the engine's cached link
+            # frames, so reading without it would change later physics
+            hit = self._raw[key] = self._p.getLinkStates(
+                body, links, computeForwardKinematics=1, physicsClientId=self._client
+            )
+        return hit
 
     def get_base_pose(self, body: int) -> tuple[np.ndarray, np.ndarray]:
         """World position and orientation of the base (read-only arrays)."""
         key = ("base", body)
         hit = self._reads.get(key)
         if hit is None:
-            pos, orn = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
+            pos, orn = self._raw_base(body)
             hit = self._reads[key] = _frozen(np.array(pos), np.array(orn))
         return hit
 
@@ -256,7 +287,7 @@ class PyBulletBackend:
         key = ("joints", body, *joints)
         hit = self._reads.get(key)
         if hit is None:
-            states = self._p.getJointStates(body, joints, physicsClientId=self._client)
+            states = self._raw_joints(key, body, joints)
             hit = self._reads[key] = _frozen(
                 np.array([s[0] for s in states]), np.array([s[1] for s in states])
             )
@@ -275,28 +306,23 @@ class PyBulletBackend:
         key = ("links", body, *links)
         hit = self._reads.get(key)
         if hit is None:
-            hit = self._reads[key] = _frozen(*self._read_link_poses(body, links))
+            if BASE_LINK in links:
+                hit = self._read_poses_with_base(body, links)
+            else:
+                states = self._raw_links(key, body, links)
+                hit = np.array([s[4] for s in states]), np.array([s[5] for s in states])
+            hit = self._reads[key] = _frozen(*hit)
         return hit
 
-    def _read_link_poses(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        p, c = self._p, self._client
-        if BASE_LINK not in links:  # the common case: one batched query
-            # always with forward kinematics: it updates the engine's cached link
-            # frames, so reading without it would change later physics
-            states = p.getLinkStates(body, links, computeForwardKinematics=1, physicsClientId=c)
-            return np.array([s[4] for s in states]), np.array([s[5] for s in states])
+    def _read_poses_with_base(self, body: int, links: list[int]) -> tuple[np.ndarray, np.ndarray]:
         positions = np.zeros((len(links), 3))
         orientations = np.zeros((len(links), 4))
         child_links = [link for link in links if link != BASE_LINK]
-        states = (
-            p.getLinkStates(body, child_links, computeForwardKinematics=1, physicsClientId=c)
-            if child_links
-            else []
-        )
+        states = self._raw_links(("links", body, *child_links), body, child_links) if child_links else ()
         it = iter(states)
         for i, link in enumerate(links):
             if link == BASE_LINK:
-                pos, orn = p.getBasePositionAndOrientation(body, physicsClientId=c)
+                pos, orn = self._raw_base(body)
             else:
                 state = next(it)
                 pos, orn = state[4], state[5]
@@ -308,42 +334,112 @@ class PyBulletBackend:
         """AABB of one link, or the union over all links of the body (read-only arrays)."""
         key = ("aabb", body, link)
         hit = self._reads.get(key)
-        if hit is not None:
-            return hit
-        if link is not None:
-            lo, hi = self._raw_aabb(body, link)
-            hit = (np.array(lo), np.array(hi))
-        else:
-            hit = _aabb_union([self._raw_aabb(body, i) for i in range(-1, len(self.joint_infos(body)))])
-        self._reads[key] = _frozen(*hit)
+        if hit is None:
+            lo, hi = self._raw_body_aabb(body) if link is None else self._raw_aabb(body, link)
+            hit = self._reads[key] = _frozen(np.array(lo), np.array(hi))
         return hit
 
     def _raw_aabb(self, body: int, link: int) -> tuple:
-        """One link's AABB as engine tuples, memoised like the other reads."""
-        key = ("raw_aabb", body, link)
-        hit = self._reads.get(key)
+        """One link's AABB as engine tuples."""
+        key = ("aabb", body, link)
+        hit = self._raw.get(key)
         if hit is None:
-            hit = self._static_aabbs.get((body, link))
+            boxes = self._raw.get(("boxes", body))  # from a whole-body read in this state
+            hit = boxes.get(link) if boxes is not None else None
             if hit is None:
                 hit = self._p.getAABB(body, link, physicsClientId=self._client)
-                if self._settled and link in self._static_link_set(body):
-                    self._static_aabbs[(body, link)] = hit
-            self._reads[key] = hit
+            self._raw[key] = hit
         return hit
 
-    def _static_link_set(self, body: int) -> frozenset[int]:
-        """Links that never move relative to the world: fixed base, fixed joints all the way."""
-        cached = self._static_links.get(body)
-        if cached is not None:
-            return cached
-        static: set[int] = set()
-        if body in self._fixed_bodies:
-            static.add(BASE_LINK)
-            for info in self.joint_infos(body):  # parents come before children
-                if info.type == "fixed" and info.parent_index in static:
-                    static.add(info.index)
-        self._static_links[body] = frozenset(static)
-        return self._static_links[body]
+    def _raw_body_aabb(self, body: int) -> tuple:
+        """Whole-body AABB: the union of the link AABBs (each memoised).
+
+        Why the reuse: a link's box is a function of the body's base pose and
+        joint positions alone, and most bodies sit still most of the time, so
+        while those are bit-identical to the last read after a step the link
+        boxes of that read are reused instead of asked for one by one.
+        """
+        raw = self._raw
+        key = ("aabb", body, None)
+        hit = raw.get(key)
+        if hit is not None:
+            return hit
+        signature = self._pose_signature(body)
+        last = self._body_aabbs.get(body)
+        if last is not None and last[0] == signature:
+            _, boxes, hit = last
+        else:
+            get_aabb, client = self._p.getAABB, self._client
+            links = range(-1, len(self.joint_infos(body)))
+            boxes = {link: get_aabb(body, link, physicsClientId=client) for link in links}
+            hit = _aabb_union(list(boxes.values()))
+            if self._settled:  # never keep reads taken right after a teleport
+                self._body_aabbs[body] = (signature, boxes, hit)
+        raw[("boxes", body)] = boxes  # the link boxes, for single-link reads (_raw_aabb)
+        raw[key] = hit
+        return hit
+
+    def _pose_signature(self, body: int) -> tuple:
+        """Engine values that fix where every link of ``body`` is: base pose, joint positions."""
+        movable = self._movable_cache.get(body)
+        if movable is None:
+            infos = self.joint_infos(body)
+            movable = self._movable_cache[body] = [j.index for j in infos if j.type != "fixed"]
+        base = self._raw_base(body)
+        if not movable:
+            return base
+        states = self._raw_joints(("joints", body, *movable), body, movable)
+        return base, [state[0] for state in states]
+
+    def read_bodies(self, queries: Sequence[BodyQuery]) -> np.ndarray:
+        """Several bodies' state in one flat vector (layout: :meth:`Backend.read_bodies`).
+
+        Fills the memo on the way, so the single getters called later in the
+        same state (by the robot, the state API, goals) need no engine call;
+        each query's numbers are memoised too, by query object, since callers
+        keep their queries and ask them again within a step.
+        """
+        raw = self._raw
+        flat: list[float] = []
+        for query in queries:
+            key = ("query", id(query))
+            hit = raw.get(key)
+            if hit is None or hit[0] is not query:  # the memo holds the query: ids stay unique
+                hit = raw[key] = (query, self._read_query(query))
+            flat += hit[1]
+        return np.array(flat, dtype=np.float64)
+
+    def _read_query(self, query: BodyQuery) -> list[float]:
+        body = query.body
+        flat: list[float] = []
+        if query.base:
+            pos, orn = self._raw_base(body)
+            flat += pos
+            flat += orn
+        if query.aabb:
+            lo, hi = self._raw_body_aabb(body)
+            flat += lo
+            flat += hi
+        joints = query.joints
+        if joints:
+            states = self._raw_joints(("joints", body, *joints), body, joints)
+            flat += [s[0] for s in states]
+        links = query.links
+        if links and BASE_LINK in links:
+            pos_arr, orn_arr = self.get_link_poses(body, list(links))
+            flat += pos_arr.ravel().tolist()
+            flat += orn_arr.ravel().tolist()
+        elif links:
+            states = self._raw_links(("links", body, *links), body, links)
+            for state in states:
+                flat += state[4]
+            for state in states:
+                flat += state[5]
+        for link in query.link_aabbs:
+            lo, hi = self._raw_aabb(body, link)
+            flat += lo
+            flat += hi
+        return flat
 
     def set_joint_position_targets(
         self, body: int, joints: list[int], positions, forces, position_gain: float = 0.3
@@ -410,7 +506,7 @@ class PyBulletBackend:
     def step(self, n: int = 1) -> None:
         """Advance physics ``n`` timesteps."""
         p, c = self._p, self._client
-        self._reads.clear()
+        self._forget()
         self._settled = True
         for _ in range(n):
             p.stepSimulation(physicsClientId=c)
