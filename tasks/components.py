@@ -1,0 +1,118 @@
+"""Build the acquisition loop's parts by name (what the command line calls).
+
+``make_proposer("template" | "local" | "openai" | "replay", ...)``, ``make_execute_fn``
+(the subtask executor behind the :data:`~simjudge.tasks.dataset.ExecuteFn` signature) and
+``open_pool`` keep :mod:`simjudge.cli` a thin argument parser.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .dataset import ExecuteFn, ExecutionOutcome
+from .solution import Solution
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "DEFAULT_POOL",
+    "PROPOSERS",
+    "make_client_for",
+    "make_execute_fn",
+    "make_proposer",
+    "open_pool",
+]
+
+PROPOSERS: tuple[str, ...] = ("template", "local", "openai", "replay")
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
+DEFAULT_POOL = Path(os.environ.get("SIMJUDGE_POOL", "~/.cache/simjudge/pool.sqlite")).expanduser()
+"""Default exemplar pool file (``$SIMJUDGE_POOL`` overrides)."""
+
+
+def make_client_for(
+    proposer: str, out: Path, model: str | None = None, cache_dir: str | Path | None = None
+):
+    """The LLM client behind an LLM proposer name, cached and logged in ``out``.
+
+    ``local`` and ``openai`` record every exchange in a replay cache (``out/llm_cache``
+    unless ``cache_dir`` is given, mode ``auto``: a resumed run answers repeated requests
+    from it); ``replay`` answers only from ``cache_dir`` and fails on a miss.
+    """
+    from .llm import make_client
+
+    log = out / "llm_log.jsonl"
+    if proposer == "local":
+        spec = f"llamacpp:{model or DEFAULT_LOCAL_MODEL}"
+        return make_client(spec, cache_dir=cache_dir or out / "llm_cache", mode="auto", log=log)
+    if proposer == "openai":
+        spec = f"openai:{model}" if model else "openai"
+        return make_client(spec, cache_dir=cache_dir or out / "llm_cache", mode="auto", log=log)
+    if proposer == "replay":
+        if cache_dir is None:
+            raise ValueError(
+                "--proposer replay answers from recorded exchanges only; give their folder "
+                "with --llm-cache DIR (a run's llm_cache/ folder)"
+            )
+        spec = os.environ.get("SIMJUDGE_LLM") or f"llamacpp:{model or DEFAULT_LOCAL_MODEL}"
+        return make_client(spec, cache_dir=cache_dir, mode="replay", log=log)
+    raise ValueError(f"proposer {proposer!r} has no LLM client; LLM proposers are local, openai, replay")
+
+
+def make_proposer(
+    name: str,
+    out: str | Path,
+    model: str | None = None,
+    cache_dir: str | Path | None = None,
+    temperature: float = 0.7,
+):
+    """A proposer by name: ``template`` (deterministic baseline) or an LLM backend."""
+    if name not in PROPOSERS:
+        raise ValueError(f"unknown proposer {name!r}; use one of {list(PROPOSERS)}")
+    if name == "template":
+        from .template_proposer import TemplateProposer
+
+        return TemplateProposer()
+    from .llm_proposer import LLMProposer
+
+    client = make_client_for(name, Path(out), model, cache_dir)
+    return LLMProposer(client, temperature=temperature)
+
+
+def make_execute_fn(
+    reward_solver: str = "sac",
+    budget_steps: int | None = None,
+    seed: int = 0,
+    video: bool = True,
+) -> ExecuteFn:
+    """The subtask executor as ``(solution, run_dir) -> ExecutionOutcome``."""
+    from simjudge.skills.executor import execute_solution
+
+    def execute(solution: Solution, run_dir: Path) -> ExecutionOutcome:
+        summary = execute_solution(
+            solution, run_dir, seed=seed, budget_steps=budget_steps,
+            reward_solver=reward_solver, video=video, resume=True,
+        )
+        flags = list(summary.subtask_success)
+        flags += [False] * (len(solution.subtasks) - len(flags))
+        failed = [v for v in summary.verdicts if not v.success]
+        if summary.success:
+            reason = "success"
+        elif failed:
+            reason = f"{failed[0].name}: {failed[0].reason}"
+        else:
+            reason = f"task goal not reached: {summary.goal_facts}"
+        return ExecutionOutcome(tuple(flags), bool(summary.success), reason)
+
+    return execute
+
+
+def open_pool(path: str | Path | None = None, seed: bool = True) -> Any:
+    """The exemplar pool (created and seeded from the shipped exemplars on first use)."""
+    from .pool import ExemplarPool
+    from .pool_seed import seed_pool
+
+    pool = ExemplarPool(Path(path) if path else DEFAULT_POOL)
+    if seed and len(pool) == 0:
+        seed_pool(pool)
+    return pool
