@@ -4,7 +4,10 @@ A judge is ``reset(context)`` and then ``observe(transition)`` on every step (th
 included), answering with a :class:`JudgeSignal`: reward term, progress potential Φ ∈ [0, 1]
 (or None), verdict ``success``/``failure``/``undecided``, reason and details. Judges of whole
 episodes or of code before execution answer ``judge_episode(record)`` /
-``judge_plan(kind, code, context)``. Three Gymnasium wrappers put any judge into a rollout:
+``judge_plan(kind, code, context)`` (the rule judge, the LLM judges of
+:mod:`~simjudge.judges.llm`, the PRM verifier of :mod:`~simjudge.judges.prm`). Benchmarks of
+judges against the privileged ground truth live in :mod:`simjudge.judges.bench`. Three
+Gymnasium wrappers put any judge into a rollout:
 :class:`JudgeReward` (reward + potential-based shaping), :class:`JudgeVerify` (terminate on
 verdicts, ``info["judge"]``, ``info["is_success"]``) and :class:`JudgeRecord` (signals,
 streaming OPD metrics, JSON episode records).
@@ -30,6 +33,16 @@ from .episode import EPISODE_FORMAT, EpisodeRecord, StepRecord
 from .judge_record import JudgeRecord
 from .judge_reward import SUPPORTED_COMBINE, SUPPORTED_REWARD_MODES, JudgeReward
 from .judge_verify import JudgeVerify, signal_info
+from .llm import (
+    SUPPORTED_AGGREGATES,
+    AggregateScore,
+    LLMEpisodeJudge,
+    LLMPlanJudge,
+    ParsedScore,
+    aggregate_scores,
+    parse_episode_score,
+    parse_plan_score,
+)
 from .metrics import (
     DELTA,
     FAILURE_TYPES,
@@ -70,9 +83,11 @@ from .predicates import (
     joint_fraction,
 )
 from .privileged import LinkGoal, PrivilegedProgressJudge, progress_goal
+from .prm import AGGREGATIONS, PRMConfig, PRMExample, PRMVerifier, aggregate
 from .registry import make_judge, parse_judge_spec, register_judge, registered_judges
 from .rule import RuleJudge, rule_issues
 from .rule_checks import RULE_CODES, RuleIssue
+from .rule_links import check_link_targets
 from .signals import FAILURE, SUCCESS, UNDECIDED, VERDICTS, JudgeSignal, Transition, Verdict
 from .stepping import BaseJudgeWrapper
 
@@ -131,7 +146,23 @@ __all__ = [
     "RULE_CODES",
     "RuleIssue",
     "RuleJudge",
+    "check_link_targets",
     "rule_issues",
+    # LLM judges (client injected) and test-time scaling
+    "AggregateScore",
+    "LLMEpisodeJudge",
+    "LLMPlanJudge",
+    "ParsedScore",
+    "SUPPORTED_AGGREGATES",
+    "aggregate_scores",
+    "parse_episode_score",
+    "parse_plan_score",
+    # Process reward model (PRM) verifier
+    "AGGREGATIONS",
+    "PRMConfig",
+    "PRMExample",
+    "PRMVerifier",
+    "aggregate",
     # Panels
     "JudgePanel",
     "SUPPORTED_VOTES",

@@ -114,42 +114,60 @@ class JudgePanel(Judge):
 
     def combine(self, signals: Mapping[str, JudgeSignal]) -> JudgeSignal:
         """Weighted reward and Φ, voted verdict, per-judge details."""
-        weights = {n: self.weights[n] for n in signals}
-        reward = sum(weights[n] * s.reward for n, s in signals.items())
-        with_phi = {n: s.phi for n, s in signals.items() if s.phi is not None}
-        phi_weight = sum(weights[n] for n in with_phi)
-        phi = sum(weights[n] * p for n, p in with_phi.items()) / phi_weight if phi_weight else None
-        if with_phi and not phi_weight:  # all Φ-giving members have weight 0
-            phi = sum(with_phi.values()) / len(with_phi)
-        verdict = self._vote(signals, weights)
-        agree = [n for n, s in signals.items() if s.verdict == verdict]
-        reason = f"{verdict} by {self.vote} vote ({', '.join(agree) or 'none'})"
-        details: dict[str, Any] = {
-            n: {
+        # One pass over the members (this runs on every step of a live panel); sums are
+        # taken in member order exactly as sum() over the members would.
+        weights = self.weights
+        reward: float = 0
+        phi_sum: float = 0
+        phi_weight: float = 0
+        phis: list[float] = []
+        details: dict[str, Any] = {}
+        for n, s in signals.items():
+            w = weights[n]
+            reward += w * s.reward
+            if s.phi is not None:
+                phi_sum += w * s.phi
+                phi_weight += w
+                phis.append(s.phi)
+            details[n] = {
                 "reward": s.reward,
                 "phi": s.phi,
                 "verdict": s.verdict,
                 "reason": s.reason,
                 "details": dict(s.details),
             }
-            for n, s in signals.items()
-        }
+        phi = phi_sum / phi_weight if phi_weight else None
+        if phis and not phi_weight:  # all Φ-giving members have weight 0
+            phi = sum(phis) / len(phis)
+        verdict = self._vote(signals, weights)
+        agree = [n for n, s in signals.items() if s.verdict == verdict]
+        reason = f"{verdict} by {self.vote} vote ({', '.join(agree) or 'none'})"
         return JudgeSignal(reward=reward, phi=phi, verdict=verdict, reason=reason, details=details)
 
     def _vote(self, signals: Mapping[str, JudgeSignal], weights: Mapping[str, float]) -> str:
-        verdicts = {n: s.verdict for n, s in signals.items()}
         if self.vote == "any":
+            verdicts = {s.verdict for s in signals.values()}
             for wanted in (SUCCESS, FAILURE):
-                if wanted in verdicts.values():
+                if wanted in verdicts:
                     return wanted
             return UNDECIDED
         if self.vote == "all":
-            values = set(verdicts.values())
+            values = {s.verdict for s in signals.values()}
             return values.pop() if len(values) == 1 else UNDECIDED
-        total = sum(weights.values())
-        for wanted in (SUCCESS, FAILURE):
-            if sum(w for n, w in weights.items() if verdicts[n] == wanted) > total / 2:
-                return wanted
+        total: float = 0
+        success: float = 0
+        failure: float = 0
+        for n, s in signals.items():
+            w = weights[n]
+            total += w
+            if s.verdict == SUCCESS:
+                success += w
+            elif s.verdict == FAILURE:
+                failure += w
+        if success > total / 2:
+            return SUCCESS
+        if failure > total / 2:
+            return FAILURE
         return UNDECIDED
 
 

@@ -177,22 +177,35 @@ class PrivilegedProgressJudge(Judge):
     name = "privileged"
     provides_potential = True
     max_reward = 1.0
+    _transient = ("_evaluator", "_evaluator_view")
 
     def __init__(self, goal: Any = None) -> None:
         super().__init__()
         self.goal_spec = goal
         self.goal: Goal | None = None
         self._last_details: dict[str, Any] = {"success": False, "fail": False}
+        self._evaluator: Any = None
+        self._evaluator_view: StateView | None = None
 
     def _reset(self, context: JudgeContext) -> None:
         spec = self.goal_spec if self.goal_spec is not None else context.goal
         if spec is None:
             raise ValueError(_NO_GOAL.format(judge=self.label))
         self.goal = progress_goal(spec, context)
+        self._evaluator = self._evaluator_view = None
 
     def facts(self, view: StateView) -> dict[str, float | bool]:
-        """The goal's facts on ``view`` (``success``, ``fail``, named predicates)."""
-        return dict(self.goal.evaluate(view))
+        """The goal's facts on ``view`` (``success``, ``fail``, named predicates).
+
+        Goals that can bind to a view (``goal.bind(view)``: names resolved, limits read
+        once) are bound once per view and episode, as the env does; the facts are the same.
+        """
+        bind = getattr(self.goal, "bind", None)
+        if bind is None:
+            return dict(self.goal.evaluate(view))
+        if self._evaluator is None or self._evaluator_view is not view:
+            self._evaluator, self._evaluator_view = bind(view), view
+        return dict(self._evaluator())
 
     def _observe(self, transition: Transition) -> JudgeSignal:
         if transition.view is None:
@@ -210,8 +223,9 @@ class PrivilegedProgressJudge(Judge):
             verdict, reason = SUCCESS, f"{self.goal.kind} goal reached"
         else:
             verdict, reason = UNDECIDED, f"progress {phi:.3f}"
-        details = {
-            k: (bool(v) if isinstance(v, bool | np.bool_) else float(v)) for k, v in facts.items()
+        details = {  # bools stay bools (numpy ones too), numbers become floats
+            k: v if type(v) is bool else bool(v) if type(v) is np.bool_ else float(v)
+            for k, v in facts.items()
         }
         self._last_details = details
         return JudgeSignal(reward=phi, phi=phi, verdict=verdict, reason=reason, details=details)

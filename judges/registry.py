@@ -5,6 +5,9 @@ A spec is ``name`` or ``name:key=value,key=value``. Values are parsed as Python 
 anything else stays a string. Why strings: command lines, config files and benchmark
 tables name judges, and a record stores the spec it was made from (``judge.spec``).
 
+Objects that do not fit in a string are passed as overrides, e.g. the LLM client of the
+LLM judges: ``make_judge("llm-episode:k=5", client=make_client("llamacpp:smollm2-135m"))``.
+
 Example:
     >>> judge = make_judge("quantized:levels=4")
     >>> type(judge).__name__, judge.levels, judge.spec
@@ -23,6 +26,7 @@ from typing import Any
 from .base import Judge
 from .code import CodeRewardJudge, CodeSuccessJudge
 from .degraded import DegradedNoisyJudge, DegradedPairwiseJudge, DegradedQuantizedJudge
+from .llm import LLMEpisodeJudge, LLMPlanJudge
 from .privileged import PrivilegedProgressJudge
 from .rule import RuleJudge
 
@@ -169,6 +173,16 @@ def _register_builtins() -> None:
         ("rule", RuleJudge, "static checks of a subtask's code before execution (1/0.5/0)"),
         ("code-reward", CodeRewardJudge, "the proposal's reward function, run live"),
         ("code-success", CodeSuccessJudge, "the proposal's success condition, run live"),
+        (
+            "llm-plan",
+            LLMPlanJudge,
+            "VERGSA LLM-as-a-judge of a subtask's code, 1/0.5/0 (client=, k, aggregate)",
+        ),
+        (
+            "llm-episode",
+            LLMEpisodeJudge,
+            "EQA-RM LLM critique + 0-10 score of an episode (client=, k, aggregate)",
+        ),
     ]
     for name, factory, summary in builtins:
         register_judge(name, factory, summary, replace=True)

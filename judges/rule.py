@@ -10,6 +10,8 @@ mechanical, so :class:`RuleJudge` does them with the AST and the articulation tr
 - allowlist, syntax, missing ``success`` / return: :func:`simjudge.envs.codegen.check_source`;
 - primitive results not assigned to ``rgbs, final_state``; calls without ``self``;
 - object/link/joint string literals (or names bound once to one) not in the scene / tree;
+- a link the code reaches for (a distance to it, ``check_grasped``) that the joint it drives
+  does not move (:mod:`~simjudge.judges.rule_links`);
 - reward functions without a success output, with a constant success, or whose reward does
   not read the state (no reward terms);
 - weighting: a Euclidean distance entering the reward with a positive sign; a hard-coded
@@ -38,6 +40,7 @@ from .rule_checks import (
     check_weighting,
 )
 from .rule_facts import CodeFacts
+from .rule_links import check_link_targets
 from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal
 
 __all__ = ["RuleJudge", "rule_issues"]
@@ -67,6 +70,7 @@ def rule_issues(kind: str, code: str, context: JudgeContext | None = None) -> li
         issues += check_reward_outputs(facts)
         issues += check_weighting(facts)
     issues += check_joint_targets(facts, context)
+    issues += check_link_targets(facts, context)
     issues += check_direction(facts, context, kind)
     unique = list(dict.fromkeys(issues))
     return sorted(unique, key=lambda i: (i.line is None, i.line or 0, i.severity != "error"))

@@ -16,7 +16,13 @@ from typing import Any
 from simjudge.envs.codegen import PRIMITIVE_NAMES, check_source
 
 from .context import JudgeContext
-from .rule_facts import CodeFacts, constant, distance_to_target, signed_terms
+from .rule_facts import (
+    CodeFacts,
+    constant,
+    distance_to_target,
+    fraction_target,
+    signed_terms,
+)
 
 __all__ = [
     "RULE_CODES",
@@ -43,6 +49,7 @@ RULE_CODES: dict[str, str] = {
     "positive-distance": "error: a Euclidean distance enters the reward with a + sign",
     "joint-out-of-range": "error: a hard-coded joint target outside the joint's limits",
     "wrong-direction": "error: the code drives a joint against the task verb",
+    "link-not-moved": "error: the code reaches for a link the joint it drives does not move",
     "hard-coded-target": "warning: a hard-coded joint target (use get_joint_limit)",
     "no-primitive": "warning: a primitive block calls no primitive",
 }
@@ -336,15 +343,26 @@ def _relations(
     if kind == "reward":
         for _, reward, _ in facts.reward_outputs():
             for term, sign in signed_terms(facts, reward) if reward is not None else ():
-                found = distance_to_target(facts, term)
-                side = _target_side(facts, context, found[0], found[1]) if found else None
+                joint, side = _term_target(facts, context, term)
                 if side:
                     toward = side if sign < 0 else _OPEN_ENDED[1 - _OPEN_ENDED.index(side)]
-                    yield term.lineno, found[0], toward
+                    yield term.lineno, joint, toward
     for expr in _success_expressions(facts, kind):
         for node in ast.walk(expr):
             if isinstance(node, ast.Compare) and len(node.ops) == 1:
                 yield from _compare_relation(facts, context, node)
+
+
+def _term_target(facts: CodeFacts, context: JudgeContext, term: ast.AST) -> tuple[Any, Any]:
+    """(joint, side) a distance-to-target term pulls the joint to: ``abs(J - T)`` with T a
+    limit or a constant, or ``abs(c - F)`` with F the joint's fraction of its range."""
+    found = distance_to_target(facts, term)
+    if found is not None:
+        return found[0], _target_side(facts, context, *found)
+    frac = fraction_target(facts, term)
+    if frac is not None and frac[1] != 0.5:
+        return frac[0], "upper" if frac[1] > 0.5 else "lower"
+    return None, None
 
 
 def _success_expressions(facts: CodeFacts, kind: str) -> list[ast.expr]:
@@ -364,14 +382,13 @@ def _compare_relation(
     facts: CodeFacts, context: JudgeContext, node: ast.Compare
 ) -> Iterator[tuple[int, tuple, str]]:
     op, left, right = node.ops[0], node.left, node.comparators[0]
-    found = distance_to_target(facts, left)
-    if found and isinstance(op, ast.Lt | ast.LtE):
-        side = _target_side(facts, context, *found)
+    joint, side = _term_target(facts, context, left)
+    if joint is not None and isinstance(op, ast.Lt | ast.LtE):
         if side:
-            yield node.lineno, found[0], side
+            yield node.lineno, joint, side
         return
     for joint_side, flip in ((left, False), (right, True)):
-        joint = facts.joint_of(joint_side)
+        joint = facts.joint_of(joint_side) or facts.fraction_of(joint_side)
         if joint is not None and isinstance(op, ast.Gt | ast.GtE | ast.Lt | ast.LtE):
             up = isinstance(op, ast.Gt | ast.GtE) != flip
             yield node.lineno, joint, "upper" if up else "lower"

@@ -23,6 +23,7 @@ __all__ = [
     "constant",
     "distance_to_target",
     "dotted",
+    "fraction_target",
     "signed_terms",
 ]
 
@@ -101,6 +102,8 @@ class CodeFacts:
         strings: Names assigned exactly once, to a string constant.
         joints: Names holding a joint position -> (object, joint) literal names.
         limits: Names holding joint limits -> (``lower``/``upper``/``both``, object, joint).
+        fractions: Names holding a joint's position as a fraction of its range,
+            ``(J - lower) / (upper - lower)`` (0 = lower limit) -> (object, joint).
         calls: Every state API or primitive call.
     """
 
@@ -111,6 +114,7 @@ class CodeFacts:
     strings: dict[str, str] = field(default_factory=dict)
     joints: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     limits: dict[str, tuple[str, str | None, str | None]] = field(default_factory=dict)
+    fractions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     calls: list[ast.Call] = field(default_factory=list)
 
     @classmethod
@@ -145,6 +149,10 @@ class CodeFacts:
                 and isinstance(values[0].value, str)
             ):
                 facts.strings[name] = values[0].value
+        for name, values in facts.assigns.items():
+            joint = facts._normalized(values[0]) if counts[name] == 1 else None
+            if joint is not None:
+                facts.fractions[name] = joint
         return facts
 
     def _bind(self, target: ast.expr, value: ast.expr) -> None:
@@ -203,10 +211,33 @@ class CodeFacts:
             return self.joints.get(node.id)
         return None
 
-    def limit_of(self, node: ast.AST) -> tuple[str, str | None, str | None] | None:
-        """(side, object, joint) if ``node`` is a lower or upper joint limit."""
+    def _normalized(self, node: ast.AST) -> tuple[str | None, str | None] | None:
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+            return None
+        left = node.left
+        if not (isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub)):
+            return None
+        joint, limit = self.joint_of(left.left), self.limit_of(left.right)
+        return joint if joint is not None and limit is not None and limit[0] == "lower" else None
+
+    def fraction_of(self, node: ast.AST) -> tuple[str | None, str | None] | None:
+        """(object, joint) if ``node`` is the joint's position as a fraction of its range
+        (``(J - lower) / (upper - lower)``, or a name bound once to it); it grows with J."""
+        if isinstance(node, ast.Name):
+            return self.fractions.get(node.id)
+        return self._normalized(node)
+
+    def limit_of(
+        self, node: ast.AST, depth: int = 0
+    ) -> tuple[str, str | None, str | None] | None:
+        """(side, object, joint) if ``node`` is a lower or upper joint limit (or a name bound
+        once to one)."""
         if isinstance(node, ast.Name):
             found = self.limits.get(node.id)
+            values = self.assigns.get(node.id, [])
+            if found is None and len(values) == 1 and isinstance(values[0], ast.Name) \
+                    and values[0].id != node.id and depth < 3:
+                return self.limit_of(values[0], depth + 1)  # an alias: target = upper
             return found if found and found[0] != "both" else None
         if isinstance(node, ast.Subscript):
             side = self._side(node.slice)
@@ -322,8 +353,7 @@ def constant(facts: CodeFacts, node: ast.AST) -> float | None:
     return value
 
 
-def distance_to_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, ast.AST] | None:
-    """(joint, target) of ``abs(J - T)``, ``np.abs``, ``np.square`` or ``(J - T) ** 2``."""
+def _abs_inner(node: ast.AST) -> ast.AST | None:
     inner = None
     if (
         isinstance(node, ast.Call)
@@ -333,10 +363,29 @@ def distance_to_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, ast.AST]
         inner = node.args[0]
     elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         inner = node.left
-    if not (isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub)):
+    return inner if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Sub) else None
+
+
+def distance_to_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, ast.AST] | None:
+    """(joint, target) of ``abs(J - T)``, ``np.abs``, ``np.square`` or ``(J - T) ** 2``."""
+    inner = _abs_inner(node)
+    if inner is None:
         return None
     for a, b in ((inner.left, inner.right), (inner.right, inner.left)):
         joint = facts.joint_of(a)
         if joint is not None:
             return joint, b
+    return None
+
+
+def fraction_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, float] | None:
+    """(joint, c) of ``abs(c - F)`` (or ``np.abs``, squares) with F a joint fraction and c a
+    constant: a reward term driving the joint to the fraction c of its range."""
+    inner = _abs_inner(node)
+    if inner is None:
+        return None
+    for a, b in ((inner.left, inner.right), (inner.right, inner.left)):
+        joint, value = facts.fraction_of(a), constant(facts, b)
+        if joint is not None and value is not None:
+            return joint, value
     return None

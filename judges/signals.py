@@ -75,18 +75,24 @@ class JudgeSignal:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # Hot path (every judge, every step): plain floats in range and str reasons are
+        # left as they are, which is what the conversions below would produce anyway.
         if self.verdict not in VERDICTS:
             raise ValueError(_BAD_VERDICT.format(value=self.verdict, valid=list(VERDICTS)))
-        try:
-            reward = float(self.reward)
-        except (TypeError, ValueError):
-            raise ValueError(_BAD_REWARD.format(value=self.reward)) from None
+        reward = self.reward
+        if type(reward) is not float:
+            try:
+                reward = float(reward)
+            except (TypeError, ValueError):
+                raise ValueError(_BAD_REWARD.format(value=self.reward)) from None
+            object.__setattr__(self, "reward", reward)
         if not math.isfinite(reward):
             raise ValueError(_BAD_REWARD.format(value=self.reward))
-        object.__setattr__(self, "reward", reward)
-        if self.phi is not None:
-            object.__setattr__(self, "phi", _check_phi(self.phi))
-        object.__setattr__(self, "reason", str(self.reason))
+        phi = self.phi
+        if phi is not None and not (type(phi) is float and 0.0 <= phi <= 1.0):
+            object.__setattr__(self, "phi", _check_phi(phi))
+        if type(self.reason) is not str:
+            object.__setattr__(self, "reason", str(self.reason))
 
     @property
     def decided(self) -> bool:
@@ -163,11 +169,37 @@ class Transition:
         return self.action is None
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``to_jsonable(value)`` is ``value`` itself (None, str, bool, int, finite float)."""
+    kind = type(value)
+    return (
+        value is None
+        or kind is str
+        or kind is bool
+        or kind is int
+        or (kind is float and math.isfinite(value))
+    )
+
+
 def to_jsonable(value: Any) -> Any:
     """Plain JSON data from numpy arrays, scalars, tuples and nested containers.
 
     Non-finite floats become None (JSON has no NaN); unknown objects become their ``str``.
     """
+    # Fast path for the exact built-in types that recorders meet on every step (state
+    # summaries, actions); subclasses and numpy types take the general path below.
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is str or kind is bool or kind is int:
+        return value
+    if kind is list or kind is tuple:
+        return [v if _plain(v) else to_jsonable(v) for v in value]
+    if kind is dict:
+        return {
+            k if type(k) is str else str(k): v if _plain(v) else to_jsonable(v)
+            for k, v in value.items()
+        }
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int | np.integer):

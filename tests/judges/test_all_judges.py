@@ -72,6 +72,10 @@ def test_every_registered_judge_pickles_and_clones(name):
     if name.startswith("test-"):
         pytest.skip("registered by another test")
     kwargs = {"code": REWARD_OK} if name.startswith("code-") else {}
+    if name.startswith("llm-"):
+        from simjudge.tasks.llm import ScriptedClient
+
+        kwargs = {"client": ScriptedClient(["1"])}
     judge = make_judge(name, **kwargs)
     assert pickle.loads(pickle.dumps(judge)).name == judge.name
     assert judge.clone().stats["observe"].calls == 0

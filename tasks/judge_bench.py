@@ -1,0 +1,362 @@
+"""``simjudge judge-bench``: benchmark any judge against the privileged ground truth.
+
+The runner owns what needs tasks and skills — rollouts of scripted policies on built-in
+tasks, cached on disk — and hands recorded states to the scoring code of
+:mod:`simjudge.judges.bench` (which needs only ``envs``). Sections:
+
+- **pairs**: RoboPulse-style pulse pairs, accuracy per hop bin, with state noise (and
+  image noise for judges that read frames; "n/a" otherwise);
+- **scores**: 0–10 episode scores vs the privileged ground truth (Acc@2, RMSE), and
+  test-time scaling (K = 1, 3, 5) for LLM episode judges;
+- **perturb**: perturbation contrasts (shuffle, truncate, wrong target, reverse);
+- **rules**: precision/recall of the rule judge (and any plan judge given) on labelled
+  error injections into template solutions.
+
+Rollouts per task (seeded; see :data:`POLICIES`): the scripted oracle, the oracle with
+action noise 0.3 and 0.6, two rollouts that release suction mid-way and retreat (lids
+fall, grasps are lost: genuine regressions), one that pushes the part back, one that stops
+and holds, and a random policy. Each is made in a fresh env (bit-for-bit repeatable) and
+cached as ``<out>/rollouts/<task>__seed<seed>.json.gz`` so a run with another judge reuses
+them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simjudge.judges import JudgeContext, make_judge, parse_judge_spec
+from simjudge.judges.bench import (
+    BenchEpisode,
+    build_plan_cases,
+    build_pulse_pairs,
+    episode_section,
+    format_report,
+    ground_truth_score,
+    judge_states,
+    load_episodes,
+    pair_section,
+    pair_stats,
+    perturb_section,
+    save_episodes,
+    score_plan_cases,
+    summarize_plan_results,
+)
+
+from .registry import make_task_env
+from .spec import load_task
+
+__all__ = [
+    "DEFAULT_TASKS",
+    "ORACLE_TASKS",
+    "POLICIES",
+    "SECTIONS",
+    "JudgeBenchConfig",
+    "reference_subtasks",
+    "rollout_episode",
+    "run_judge_bench",
+    "task_context",
+    "task_episodes",
+]
+
+ROLLOUT_VERSION = 2
+"""Bumped when the policies change (cached rollouts of another version are remade)."""
+
+ORACLE_TASKS: tuple[str, ...] = (
+    "CloseDoor-v0", "CloseDrawer-v0", "FlushToilet-v0", "OpenBoxLid-v0", "OpenCabinetDoor-v0",
+    "OpenDoor-v0", "OpenDrawer-v0", "OpenLaptop-v0", "OpenMicrowaveDoor-v0",
+    "OpenRefrigeratorDoor-v0", "OpenSafeDoor-v0", "OpenToiletLid-v0", "OpenWindow-v0",
+    "PressButton-v0", "PressDispenser-v0", "PressMicrowaveButton-v0", "PutBreadInBowl-v0",
+    "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0", "TurnOvenKnob-v0",
+    "TurnSafeDial-v0", "UnfoldChair-v0",
+)
+"""Tasks the scripted oracle solves (kept equal to tests/tasks/test_library.py)."""
+
+DEFAULT_TASKS: tuple[str, ...] = (
+    "OpenDrawer-v0", "OpenBoxLid-v0", "CloseDoor-v0", "PressButton-v0", "TurnFaucet-v0",
+    "PutBreadInBowl-v0",
+)
+"""A quick, varied subset: prismatic, lid, closing, pressing, turning, pick-and-place."""
+
+POLICIES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("oracle", {"noise": 0.0}),
+    ("noisy", {"noise": 0.3}),
+    ("noisy", {"noise": 0.6}),
+    ("release", {"trigger": (0.45, 0.7)}),
+    ("release", {"trigger": (0.7, 0.95)}),
+    ("pushback", {"trigger": (0.55, 0.9)}),
+    ("stop", {"trigger": (0.3, 0.8)}),
+    ("random", {}),
+)
+"""(kind, parameters) of the rollouts made per task; ``trigger`` is a range of Φ at which
+the perturbation starts, drawn per rollout."""
+
+SECTIONS: tuple[str, ...] = ("pairs", "scores", "perturb", "rules")
+"""Sections of a run (see the module docstring)."""
+
+_RETREAT = np.array([-0.6, 0.0, 0.8, 0.0, 0.0, 0.0, -1.0], dtype=np.float32)
+_PERTURB_STEPS = {"release": 25, "pushback": 18, "stop": 20}
+
+
+@dataclass(frozen=True)
+class JudgeBenchConfig:
+    """Settings of a benchmark run.
+
+    Attributes:
+        judges: Judge specs (``privileged``, ``noisy:sigma=0.05``, ``llm-episode:k=5`` ...).
+        tasks: Built-in task ids for rollouts.
+        pairs: Labelled pulse pairs (a third per hop bin, labels balanced).
+        neutral: Neutral pulse pairs (reported apart).
+        seed: Seed of rollouts, pairs, noise and injections.
+        out: Output folder (rollout cache, JSON, markdown).
+        state_noise: State-noise levels σ for the pair robustness rows.
+        image_alphas: Image-noise levels α (judges that read frames).
+        ks: K values of the test-time-scaling curve (LLM episode judges).
+        llm: LLM client spec for ``llm-*`` judges (``llamacpp:smollm2-135m`` ...).
+        llm_episodes: Episodes scored by LLM episode judges (all for other judges).
+        plan_cases: Cases judged by plan judges other than the rule judge (None = all).
+        sections: Which of ``pairs``, ``scores``, ``perturb``, ``rules`` to run.
+        refresh: Remake rollouts even when cached.
+    """
+
+    judges: tuple[str, ...] = ("privileged",)
+    tasks: tuple[str, ...] = DEFAULT_TASKS
+    pairs: int = 300
+    neutral: int = 60
+    seed: int = 0
+    out: str = "runs/judge-bench"
+    state_noise: tuple[float, ...] = (0.01,)
+    image_alphas: tuple[float, ...] = (0.05, 0.10)
+    ks: tuple[int, ...] = (1, 3, 5)
+    llm: str | None = None
+    llm_episodes: int = 8
+    plan_cases: int | None = 60
+    sections: tuple[str, ...] = SECTIONS
+    refresh: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def task_context(env: Any, task: str) -> JudgeContext:
+    """The judge context of a built-in task: names, trees, goal, description and target."""
+    spec = load_task(task)
+    goal = spec.goal
+    if goal is not None and goal.kind == "place":
+        target = {"object": goal.object, "into": goal.target}
+    elif goal is not None:
+        target = {"object": goal.object, "link": goal.link, "joint": goal.joint}
+    else:
+        target = {"object": spec.object}
+    return JudgeContext.from_env(env, task=spec.description, task_name=spec.name,
+                                 extra={"target": target})
+
+
+def _action(kind: str, oracle: Any, obs: Any, phase: str, rng: np.random.Generator,
+            attached: bool) -> np.ndarray:
+    if kind == "random":
+        return rng.uniform(-1.0, 1.0, 7).astype(np.float32)
+    if phase == "normal":
+        return oracle(obs)
+    if kind == "release":
+        return _RETREAT.copy()
+    if kind == "pushback":
+        action = -oracle(obs)
+        action[6] = 1.0
+        return action
+    action = np.zeros(7, dtype=np.float32)  # stop: hold still, keep what is held
+    action[6] = 1.0 if attached else -1.0
+    return action
+
+
+def rollout_episode(task: str, kind: str, seed: int, params: dict[str, Any]) -> BenchEpisode:
+    """One rollout of policy ``kind`` (see :data:`POLICIES`) in a fresh env of ``task``."""
+    from simjudge.skills.scripted import ScriptedPolicy
+
+    env = make_task_env(task)
+    try:
+        rng = np.random.default_rng([seed, len(kind)])
+        trigger = params.get("trigger")
+        trigger = float(rng.uniform(*trigger)) if trigger else None
+        oracle = ScriptedPolicy(env, noise=float(params.get("noise", 0.0)), seed=seed)
+        obs, info = env.reset(seed=seed)
+        rows = [(info, env.get_state())]
+        phase, perturbed = "normal", 0
+        for _ in range(env.horizon):
+            attached = env.scene.robot.attachment is not None
+            obs, _, terminated, truncated, info = env.step(
+                _action(kind, oracle, obs, phase, rng, attached))
+            rows.append((info, env.get_state()))
+            if phase == "normal" and trigger is not None and info["progress"] >= trigger:
+                phase = "perturbed"
+            elif phase == "perturbed":
+                perturbed += 1
+            if terminated or truncated or perturbed >= _PERTURB_STEPS.get(kind, 10**9):
+                break
+        truth = judge_states(make_judge("privileged"), env, task_context(env, task),
+                             [state for _, state in rows])
+    finally:
+        env.close()
+    return BenchEpisode(
+        task=task, policy=kind, seed=seed,
+        phi=[float(s.phi) for s in truth],
+        success=[s.verdict == "success" for s in truth],
+        states=[s.to_dict() for _, s in rows],
+        summaries=[i["state"] for i, _ in rows],
+        params={**params, "trigger": trigger},
+        phi_live=[float(i["progress"]) for i, _ in rows],
+    )
+
+
+def task_episodes(task: str, seed: int, folder: Path | None, refresh: bool = False
+                  ) -> list[BenchEpisode]:
+    """The rollouts of :data:`POLICIES` on ``task`` (from the cache when it matches)."""
+    meta = {"task": task, "seed": seed, "version": ROLLOUT_VERSION,
+            "policies": [[k, p] for k, p in POLICIES]}
+    path = folder / f"{task}__seed{seed}.json.gz" if folder is not None else None
+    if path is not None and path.exists() and not refresh:
+        episodes, stored = load_episodes(path)
+        if json.loads(json.dumps(meta)) == {k: stored.get(k) for k in meta}:
+            return episodes
+    episodes = [rollout_episode(task, kind, seed * 1000 + i, params)
+                for i, (kind, params) in enumerate(POLICIES)]
+    if path is not None:
+        save_episodes(path, episodes, meta)
+    return episodes
+
+
+def _build_judge(spec: str, client: Any) -> Any:
+    name, _ = parse_judge_spec(spec)
+    if not name.startswith("llm-"):
+        return make_judge(spec)
+    if client is None:
+        raise ValueError(f"judge {spec!r} needs an LLM: pass --llm SPEC (e.g. "
+                         "--llm llamacpp:smollm2-135m)")
+    judge = make_judge(spec, client=client)
+    judge.spec = spec
+    return judge
+
+
+def reference_subtasks(seed: int = 0) -> tuple[list[tuple[str, str, str, str, JudgeContext]],
+                                                   str]:
+    """Clean subtasks to inject errors into: 3 template candidates per articulated task, and
+    the hand-written reference solutions (``tasks/library/solutions/*.yaml``) if present.
+
+    Returns:
+        ``(task, subtask name, kind, code, context)`` tuples and a description of the sources.
+    """
+    from .proposer import TaskRequest
+    from .solution import Solution
+    from .spec import LIBRARY_DIR, load_library
+    from .template_proposer import TemplateProposer
+    from .verifiers import judge_context
+
+    clean = []
+    for spec in load_library():
+        request = TaskRequest.from_spec(spec)
+        try:
+            solutions = TemplateProposer().propose(request, n=3, seed=seed)
+        except ValueError:  # rigid objects: no template solution
+            continue
+        for solution in solutions:
+            context = judge_context(request, solution)
+            clean += [(spec.env_id, s.name, s.kind, s.code, context) for s in solution.subtasks]
+    references = sorted((LIBRARY_DIR / "solutions").glob("*.yaml"))
+    for path in references:
+        solution = Solution.from_yaml(path)
+        request = TaskRequest.from_spec(load_task(path.stem))
+        context = judge_context(request, solution)
+        clean += [(path.stem, s.name, s.kind, s.code, context) for s in solution.subtasks]
+    return clean, (f"TemplateProposer (3 candidates per articulated task) and {len(references)} "
+                   "reference solutions")
+
+
+def _rule_section(config: JudgeBenchConfig, judges: dict[str, Any]) -> dict[str, Any]:
+    clean, sources = reference_subtasks(config.seed)
+    cases = build_plan_cases(clean, seed=config.seed)
+    out: dict[str, Any] = {"cases": len(cases), "sources": sources}
+    for label, judge in {"rule": make_judge("rule"), **judges}.items():
+        chosen = cases
+        if label != "rule" and config.plan_cases is not None:
+            rng = np.random.default_rng(config.seed)
+            chosen = [cases[i] for i in sorted(rng.permutation(len(cases))[: config.plan_cases])]
+        out[label] = summarize_plan_results(score_plan_cases(judge, chosen))
+    return out
+
+
+def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, Any]:
+    """Run every section for every judge; write ``judge_bench.json`` and ``judge_bench.md``.
+
+    Args:
+        config: The settings.
+        client: LLM client for ``llm-*`` judges (else built from ``config.llm``).
+
+    Returns:
+        The results (as written to JSON).
+    """
+    out = Path(config.out)
+    start = time.perf_counter()
+    if client is None and config.llm and any(j.startswith("llm-") for j in config.judges):
+        from .llm import make_client
+
+        client = make_client(config.llm)
+    episodes: list[BenchEpisode] = []
+    for task in config.tasks:
+        episodes += task_episodes(task, config.seed, out / "rollouts", config.refresh)
+    result: dict[str, Any] = {"config": asdict(config), "rollouts": _rollout_stats(episodes)}
+    result["rollouts"]["seconds"] = time.perf_counter() - start
+    pairs = build_pulse_pairs([e.phi for e in episodes], config.pairs, config.seed,
+                              n_neutral=config.neutral)
+    result["pairs"] = pair_stats(pairs)
+    gt = [ground_truth_score(e.phi, e.succeeded) for e in episodes]
+    judges = {spec: _build_judge(spec, client) for spec in config.judges}
+    envs = {t: make_task_env(t, render_mode="rgb_array") for t in config.tasks}
+    try:
+        contexts = {t: task_context(env, t) for t, env in envs.items()}
+        result["judges"] = {}
+        for spec, judge in judges.items():
+            entry: dict[str, Any] = {"spec": spec, "supports": list(judge.supported())}
+            tick = time.perf_counter()
+            if "pairs" in config.sections:
+                entry["pairs"] = pair_section(
+                    judge, pairs, episodes, envs, contexts, state_noise=config.state_noise,
+                    image_alphas=config.image_alphas, seed=config.seed)
+            if "scores" in config.sections:
+                entry["scores"] = episode_section(
+                    judge, episodes, gt, envs, contexts, ks=config.ks,
+                    limit=config.llm_episodes, seed=config.seed)
+            if "perturb" in config.sections:
+                entry["perturb"] = perturb_section(
+                    judge, episodes, gt, envs, contexts, limit=config.llm_episodes,
+                    seed=config.seed)
+            entry["seconds"] = time.perf_counter() - tick
+            result["judges"][spec] = entry
+    finally:
+        for env in envs.values():
+            env.close()
+    if "rules" in config.sections:
+        plan = {s: j for s, j in judges.items() if "judge_plan" in j.supported() and s != "rule"}
+        result["rules"] = _rule_section(config, plan)
+    result["seconds"] = time.perf_counter() - start
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "judge_bench.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+    (out / "judge_bench.md").write_text(format_report(result))
+    return result
+
+
+def _rollout_stats(episodes: Sequence[BenchEpisode]) -> dict[str, Any]:
+    policies: dict[str, dict[str, Any]] = {}
+    for e in episodes:
+        entry = policies.setdefault(e.policy, {"episodes": 0, "success": 0, "steps": 0})
+        entry["episodes"] += 1
+        entry["success"] += int(e.succeeded)
+        entry["steps"] += len(e) - 1
+    lag = max((abs(a - b) for e in episodes for a, b in zip(e.phi, e.phi_live, strict=False)),
+              default=0.0)
+    return {"episodes": len(episodes), "tasks": sorted({e.task for e in episodes}),
+            "steps": sum(len(e) - 1 for e in episodes), "policies": policies,
+            "max_live_phi_gap": lag}
