@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SAC env-step budget per reward subtask (default: 50000)")
     p.add_argument("--continue-on-failure", action="store_true",
                    help="run later subtasks after a failed one")
-    p.add_argument("--reward-solver", choices=["sac", "oracle"], default="sac",
+    p.add_argument("--reward-solver", choices=["sac", "mpc", "oracle"], default="sac",
                    help="oracle = privileged scripted policy, for testing the plumbing only")
     p.add_argument("--n-envs", type=int, default=1, help="parallel SAC envs (subprocesses)")
     p.add_argument("--no-resume", action="store_true", help="start over instead of resuming")

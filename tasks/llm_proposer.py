@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simjudge.envs.codegen import extract_code
 
@@ -56,12 +56,25 @@ Use only the object, link and joint names given in the task."""
 _ACTION_SPACES = Literal["delta-translation", "normalized-direct-translation"]
 
 
+# Length bounds are validators, not schema bounds: llama.cpp turns maxLength/maxItems
+# into nested repetition rules, and a 4000-character bound made a grammar that crashed it.
+_MAX_CODE, _MAX_NAME, _MAX_SUBTASKS = 4000, 200, 8
+
+
 class _SubtaskOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1)
     kind: Literal["primitive", "reward"]
-    code: str = Field(min_length=1, max_length=4000)
+    code: str = Field(min_length=1)
     action_space: _ACTION_SPACES = "delta-translation"
+
+    @field_validator("name", "code")
+    @classmethod
+    def _bounded(cls, value: str, info) -> str:
+        limit = _MAX_CODE if info.field_name == "code" else _MAX_NAME
+        if len(value) > limit:
+            raise ValueError(f"{info.field_name} is {len(value)} characters; keep it under {limit}")
+        return value
 
 
 class _SceneOut(BaseModel):
@@ -79,7 +92,14 @@ class ProposalOutput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     scene: _SceneOut = Field(default_factory=_SceneOut)
-    subtasks: list[_SubtaskOut] = Field(min_length=1, max_length=8)
+    subtasks: list[_SubtaskOut] = Field(min_length=1)
+
+    @field_validator("subtasks")
+    @classmethod
+    def _few(cls, value: list) -> list:
+        if len(value) > _MAX_SUBTASKS:
+            raise ValueError(f"{len(value)} subtasks; use at most {_MAX_SUBTASKS}")
+        return value
 
 
 def _exemplar_text(exemplars: Sequence[Exemplar]) -> str:

@@ -1,0 +1,521 @@
+"""Execute a :class:`~simjudge.tasks.solution.Solution` subtask by subtask.
+
+The executor builds one :class:`~simjudge.envs.SimEnv` from the solution's scene
+(seeded) and runs the subtasks in order, each from the previous one's end state
+(:class:`~simjudge.envs.sim_state.SimState`):
+
+- ``primitive`` subtasks are compiled with
+  :func:`~simjudge.envs.codegen.compile_primitive_block` and run over the env's
+  read-only view; the primitive implementations are bound to the live env by the
+  executor (generated code never receives the env itself);
+- ``reward`` subtasks are learned with SAC (:func:`~simjudge.skills.sac.train_sac`,
+  budget in env steps) and the best policy is rolled out once, deterministically,
+  from the start state to obtain the end state. ``reward_solver="oracle"`` instead
+  drives the privileged :class:`~simjudge.skills.scripted.ScriptedPolicy` until the
+  subtask's success holds: a stand-in for testing the executor's plumbing, never a
+  result about learning.
+
+A subtask's failure (compile error, runtime error, NaN reward, failed plan, SAC
+below threshold) is a verdict, not an exception. The run directory layout
+(:class:`~simjudge.skills.library.RunDir`) allows resuming: finished subtasks are skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from simjudge.envs.codegen import GeneratedCodeError, compile_primitive_block, compile_reward
+from simjudge.envs.goals import PlaceGoal
+from simjudge.envs.sim_env import SimEnv
+from simjudge.envs.sim_state import SimState
+from simjudge.envs.state_api import STATE_API
+
+from .library import RunDir, SubtaskVerdict
+from .subtask_env import SubtaskEnv, SubtaskSpec
+
+if TYPE_CHECKING:  # pragma: no cover - skills sit below tasks; the schema is used by duck typing
+    from simjudge.tasks.solution import Solution, Subtask
+
+__all__ = [
+    "REFERENCE_SOLUTIONS_DIR",
+    "REWARD_SOLVERS",
+    "ExecutionSummary",
+    "SubtaskVerdict",
+    "default_primitives",
+    "execute_solution",
+    "load_solution",
+]
+
+REWARD_SOLVERS: tuple[str, ...] = ("sac", "mpc", "oracle")
+REFERENCE_SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "tasks" / "library" / "solutions"
+"""Hand-written reference solutions, ``<EnvId>.yaml``."""
+DEFAULT_BUDGET_STEPS = 50_000
+"""SAC env-step budget per reward subtask when neither the call nor the subtask sets one."""
+
+PrimitiveImpl = Callable[..., Any]
+"""``impl(env, *args) -> result`` with ``.success``, ``.reason``, ``.steps``, ``.frames``."""
+
+
+@dataclass
+class ExecutionSummary:
+    """What executing a solution achieved (also written to ``summary.json``).
+
+    Attributes:
+        task: The solution's task name.
+        success: Every subtask succeeded and, for a built-in task, its goal holds at the end.
+        subtask_success: Per subtask, in order (only those run or resumed).
+        goal_success: The built-in task's goal at the end, or None if the task is not built in.
+        goal_facts: The goal's facts at the end.
+        verdicts: Per-subtask verdicts.
+        env_steps: Env steps over all subtasks (SAC training included).
+        wall_time_s: Wall time of this call.
+        out_dir: The run directory.
+    """
+
+    task: str
+    success: bool
+    subtask_success: list[bool]
+    goal_success: bool | None
+    goal_facts: dict[str, Any]
+    verdicts: list[SubtaskVerdict]
+    env_steps: int
+    wall_time_s: float
+    out_dir: str
+
+
+def load_solution(source: str | Path) -> Solution:
+    """A solution from a YAML path, or the reference solution of a built-in task id.
+
+    Raises:
+        FileNotFoundError: Neither a file nor a task with a reference solution; the
+            message lists the reference solutions there are.
+    """
+    from simjudge.tasks.solution import Solution
+
+    path = Path(source)
+    if path.exists():
+        return Solution.from_yaml(path)
+    ref = REFERENCE_SOLUTIONS_DIR / f"{str(source).removeprefix('simjudge/')}.yaml"
+    if ref.exists():
+        return Solution.from_yaml(ref)
+    known = sorted(p.stem for p in REFERENCE_SOLUTIONS_DIR.glob("*.yaml"))
+    raise FileNotFoundError(
+        f"{source!r} is neither a solution YAML file nor a task with a reference solution "
+        f"(reference solutions: {known})"
+    )
+
+
+def default_primitives(record: bool = True, seed: int = 0) -> dict[str, PrimitiveImpl]:
+    """The motion-planning primitives of :mod:`simjudge.skills.primitives`.
+
+    Args:
+        record: Render frames while executing (for the solution video).
+        seed: Seed of the planner (OMPL sampler and IK restarts).
+    """
+    from functools import partial
+
+    from . import primitives as prim
+    from .planning import PlannerConfig
+
+    config = prim.PrimitiveConfig(record=record, planner=PlannerConfig(seed=seed))
+    names = (
+        "approach_object",
+        "approach_object_link",
+        "grasp_object",
+        "grasp_object_link",
+        "release_grasp",
+        "move_to_pose",
+    )
+    return {name: partial(getattr(prim, name), config=config) for name in names}
+
+
+class _Runner:
+    """One execution: the live env, settings, and the per-kind subtask runners."""
+
+    def __init__(
+        self,
+        solution: Solution,
+        env: SimEnv,
+        seed: int,
+        primitives: Mapping[str, PrimitiveImpl] | None,
+        reward_solver: str,
+        budget_steps: int | None,
+        sac_config: Any,
+        video: bool,
+    ) -> None:
+        self.solution, self.env, self.seed = solution, env, seed
+        self.primitives = primitives
+        self.reward_solver = reward_solver
+        self.budget_steps = budget_steps
+        self.sac_config = sac_config
+        self.video = video
+        self.scene_dict = solution.scene.model_dump(mode="json", by_alias=True)
+
+    # primitive subtasks ---------------------------------------------------------------
+    def primitive(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict) -> tuple:
+        block = compile_primitive_block(subtask.code, STATE_API)
+        impls = self.primitives
+        if impls is None:
+            impls = default_primitives(self.video, self.seed)
+        calls: list[tuple[str, tuple, Any]] = []
+        env = self.env
+
+        def bind(name: str, impl: PrimitiveImpl) -> Callable[..., Any]:
+            def call(_view: object, *args: Any, **kwargs: Any) -> Any:
+                result = impl(env, *args, **kwargs)
+                calls.append((name, args, result))
+                if hasattr(result, "__iter__"):
+                    return result  # PrimitiveResult unpacks to (rgbs, final_state)
+                return list(result.frames), getattr(result, "final_state", None)
+
+            return call
+
+        env.set_state(start)
+        bound = {name: bind(name, impl) for name, impl in impls.items()}
+        recorder = _CommandRecorder(env)
+        with recorder:
+            outputs = block(env.view, bound)
+        frames = [f for _, _, r in calls for f in (r.frames or [])]
+        if self.video and not frames:
+            frames = [env.render()]
+        verdict.success = bool(outputs["success"])
+        verdict.steps = sum(int(r.steps) for _, _, r in calls)
+        failed = [f"{n}: {r.reason}" for n, _, r in calls if not r.success]
+        if not verdict.success:
+            verdict.reason = "; ".join(failed) or "the block's `success` condition is False"
+        verdict.details = {
+            "calls": [
+                {
+                    "primitive": n,
+                    "args": [_plain(a) for a in args],
+                    "success": bool(r.success),
+                    "reason": r.reason,
+                    "steps": int(r.steps),
+                    "planning_time_s": float(getattr(r, "planning_time_s", 0.0)),
+                }
+                for n, args, r in calls
+            ],
+            "trajectory": recorder.events,
+        }
+        return frames, None
+
+    # reward subtasks ------------------------------------------------------------------
+    def spec(
+        self, subtask: Subtask, start: SimState, action_space: str | None = None
+    ) -> SubtaskSpec:
+        return SubtaskSpec(
+            scene=self.scene_dict,
+            reward_code=subtask.code,
+            start_state=start.to_dict(),
+            action_space=action_space or subtask.action_space,
+            name=subtask.name,
+            task=self.solution.task,
+            frameskip=self.env.frameskip,
+            scene_seed=self.seed,
+            control_suction=action_space is not None,
+        )
+
+    def reward(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, where: Path):
+        compiled = compile_reward(subtask.code, STATE_API)
+        if self.reward_solver == "oracle":
+            return self._oracle(subtask, start, verdict, compiled)
+        if self.reward_solver == "mpc":
+            return self._mpc(subtask, start, verdict, compiled)
+        from .sac import SACConfig, rollout_policy, train_sac
+
+        budget = self.budget_steps or subtask.budget_steps or DEFAULT_BUDGET_STEPS
+        config = dataclasses.replace(
+            self.sac_config or SACConfig(), total_steps=budget, seed=self.seed
+        )
+        spec = self.spec(subtask, start)
+        result = train_sac(spec, config, out_dir=where)
+        verdict.steps = result.env_steps
+        verdict.details = {"sac": result.to_dict()}
+        verdict.policy = result.model_path
+        if result.error_type is not None:
+            verdict.success, verdict.reason, verdict.error_type = (
+                False,
+                result.reason,
+                result.error_type,
+            )
+            return [], None
+        self.env.translation_mode = spec.action_space
+        run = rollout_policy(
+            result.policy, SubtaskEnv(spec, sim=self.env, reward=compiled), render=self.video
+        )
+        verdict.steps += run.steps
+        verdict.success = run.success
+        if run.error is not None:
+            verdict.error_type = run.error["type"]
+            verdict.reason = f"reward code failed ({run.error['type']}): {run.error['message']}"
+        elif not run.success:
+            verdict.reason = (
+                f"the final deterministic rollout did not reach the subtask's success "
+                f"({result.reason or 'training reached the threshold'})"
+            )
+        verdict.details["rollout"] = {
+            "steps": run.steps,
+            "return": run.total_reward,
+            "actions": run.actions.tolist(),
+        }
+        return run.frames, run
+
+    def _mpc(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, compiled):
+        """Sampling MPC over the generated reward (skills/mpc.py): fast, not SAC."""
+        from .mpc import solve_with_mpc
+
+        self.env.translation_mode = subtask.action_space
+        budget = min(self.budget_steps or subtask.budget_steps or self.env.horizon, 400)
+        result = solve_with_mpc(self.env, compiled, start, budget_steps=budget, seed=self.seed,
+                                record=self.video)
+        verdict.success, verdict.steps = result.success, result.steps
+        if not result.success:
+            verdict.reason = f"MPC on the generated reward: {result.reason}"
+            if "Error" in result.reason.split(":")[0]:
+                verdict.error_type = result.reason.split(":")[0]
+        verdict.details = {"solver": "mpc (sampling MPC on the generated reward; not SAC)",
+                           "sim_steps": result.sim_steps, "wall_time_s": result.wall_time_s}
+        return result.frames, None
+
+    def _oracle(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, compiled):
+        from .scripted import ScriptedPolicy
+
+        self.env.translation_mode = "delta-translation"
+        sub_env = SubtaskEnv(
+            self.spec(subtask, start, "delta-translation"), sim=self.env, reward=compiled
+        )
+        sub_env.reset()
+        policy = ScriptedPolicy(self.env)
+        if self.env.scene.robot.attachment is not None:
+            # the grasp is established: skip the approach and contact phases
+            policy._switch("lift" if isinstance(self.env.goal, PlaceGoal) else "actuate")
+        frames = [sub_env.render()] if self.video else []
+        info: dict[str, Any] = {"is_success": False}
+        done = False
+        while not done:
+            _, _, terminated, truncated, info = sub_env.step(policy())
+            done = terminated or truncated
+            if self.video:
+                frames.append(sub_env.render())
+        verdict.success, verdict.steps = bool(info["is_success"]), sub_env.steps
+        if "reward_error" in info:
+            verdict.error_type = info["reward_error"]["type"]
+            verdict.reason = f"reward code failed: {info['reward_error']['message']}"
+        elif not verdict.success:
+            verdict.reason = (
+                f"the oracle did not reach the subtask's success in {sub_env.steps} steps"
+            )
+        verdict.details = {"solver": "oracle (privileged ScriptedPolicy; not SAC)"}
+        return frames, None
+
+
+class _CommandRecorder:
+    """Record the robot commands a primitive issues, so the skill replays exactly.
+
+    While active it wraps (on the instances, undone on exit) ``robot.command``,
+    ``robot.activate_suction``, ``robot.attach``, ``robot.release``,
+    ``robot.break_overloaded_suction`` and ``backend.step``; only top-level calls
+    are recorded. :func:`simjudge.skills.library.replay_commands` re-issues them.
+    """
+
+    ROBOT = ("command", "activate_suction", "attach", "release", "break_overloaded_suction")
+
+    def __init__(self, env: SimEnv) -> None:
+        self.env = env
+        self.events: list[list[Any]] = []
+        self._depth = 0
+
+    def _wrap(self, owner: object, name: str, tag: str) -> None:
+        original = getattr(owner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self._depth == 0:
+                self.events.append([tag, [_plain(a) for a in args]])
+            self._depth += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._depth -= 1
+
+        setattr(owner, name, call)
+
+    def __enter__(self) -> _CommandRecorder:
+        robot = self.env.scene.robot
+        for name in self.ROBOT:
+            self._wrap(robot, name, name)
+        self._wrap(self.env.backend, "step", "step")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        robot = self.env.scene.robot
+        for name in self.ROBOT:
+            vars(robot).pop(name, None)
+        vars(self.env.backend).pop("step", None)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, set | frozenset | tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _run_subtask(runner: _Runner, index: int, subtask: Subtask, start: SimState, run_dir: RunDir):
+    where = run_dir.subtask_dir(index)
+    verdict = SubtaskVerdict(
+        index=index,
+        name=subtask.name,
+        kind=subtask.kind,
+        success=False,
+        solver="motion-planning" if subtask.kind == "primitive" else runner.reward_solver,
+    )
+    t0 = time.perf_counter()
+    frames: list[np.ndarray] = []
+    try:
+        if subtask.kind == "primitive":
+            frames, _ = runner.primitive(subtask, start, verdict)
+        else:
+            frames, _ = runner.reward(subtask, start, verdict, where)
+    except GeneratedCodeError as exc:
+        verdict.success, verdict.error_type = False, type(exc).__name__
+        verdict.reason = f"{subtask.kind} code failed ({type(exc).__name__}): {exc}"
+    except (ValueError, LookupError) as exc:  # e.g. the oracle needs a built-in goal
+        verdict.success, verdict.error_type = False, type(exc).__name__
+        verdict.reason = f"{type(exc).__name__}: {exc}"
+    verdict.wall_time_s = time.perf_counter() - t0
+    end = runner.env.get_state()
+    if runner.video and not frames:
+        frames = [runner.env.render()]
+    run_dir.save_subtask(verdict, start, end, frames, runner.env.metadata["render_fps"])
+    return verdict, end
+
+
+def execute_solution(
+    solution: Solution | str | Path,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    budget_steps: int | None = None,
+    continue_on_failure: bool = False,
+    reward_solver: Literal["sac", "mpc", "oracle"] = "sac",
+    primitives: Mapping[str, PrimitiveImpl] | None = None,
+    sac_config: Any = None,
+    resume: bool = True,
+    video: bool = True,
+    skills: Any = None,
+) -> ExecutionSummary:
+    """Execute a solution and write its verdicts, summary and video to ``out_dir``.
+
+    Args:
+        solution: A :class:`Solution`, or a YAML path / text.
+        out_dir: Run directory (see :class:`~simjudge.skills.library.RunDir` for its files).
+        seed: Scene seed and the seed of planners and SAC.
+        budget_steps: SAC env-step budget per reward subtask; default: the subtask's
+            ``budget_steps``, else :data:`DEFAULT_BUDGET_STEPS`.
+        continue_on_failure: Run later subtasks after a failed one (from its end state).
+        reward_solver: ``"sac"`` (default), ``"mpc"`` (sampling MPC on the generated
+            reward with the simulator as its model; fast, used for datasets and demos) or
+            ``"oracle"`` (privileged scripted policy;
+            for testing the plumbing only).
+        primitives: Name -> ``impl(env, *args)``; default :func:`default_primitives`.
+        sac_config: A :class:`~simjudge.skills.sac.SACConfig` (``total_steps`` and
+            ``seed`` are set per subtask).
+        resume: Skip subtasks whose verdict and end state are already in ``out_dir``.
+        video: Render frames and write ``solution.mp4``.
+        skills: A :class:`~simjudge.skills.library.SkillLibrary` to add each
+            successful subtask to (planned or learned; not oracle-solved ones), or None.
+
+    Raises:
+        ValueError: Unknown ``reward_solver``, or ``out_dir`` holds a run of another
+            solution, seed or solver (use a new folder or ``resume=False``).
+    """
+    if reward_solver not in REWARD_SOLVERS:
+        raise ValueError(
+            f"reward_solver must be one of {list(REWARD_SOLVERS)}, got {reward_solver!r}"
+        )
+    if isinstance(solution, str | Path):
+        solution = load_solution(solution)
+    t0 = time.perf_counter()
+    run_dir = RunDir(out_dir)
+    config = {
+        "seed": seed,
+        "reward_solver": reward_solver,
+        "budget_steps": budget_steps,
+        "continue_on_failure": continue_on_failure,
+    }
+    run_dir.prepare(solution, config, resume)
+    goal = _task_goal(solution.task)
+    env = SimEnv(
+        solution.scene,
+        goal=goal,
+        render_mode="rgb_array" if video else None,
+        scene_seed=seed,
+        task_name=solution.task,
+    )
+    try:
+        env.reset(seed=seed)
+        runner = _Runner(
+            solution, env, seed, primitives, reward_solver, budget_steps, sac_config, video
+        )
+        verdicts, state = _run_all(runner, run_dir, resume, continue_on_failure, skills)
+        env.set_state(state)
+        goal_facts = _plain_facts(env.evaluate()) if goal is not None else {}
+    finally:
+        env.close()
+    ok = [v.success for v in verdicts]
+    goal_success = bool(goal_facts.get("success")) if goal is not None else None
+    summary = ExecutionSummary(
+        task=solution.task,
+        success=len(ok) == len(solution.subtasks) and all(ok) and goal_success is not False,
+        subtask_success=ok,
+        goal_success=goal_success,
+        goal_facts=goal_facts,
+        verdicts=verdicts,
+        env_steps=sum(v.steps for v in verdicts),
+        wall_time_s=time.perf_counter() - t0,
+        out_dir=str(run_dir.root),
+    )
+    run_dir.finish(summary, config, video, env.metadata["render_fps"])
+    return summary
+
+
+def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills: Any):
+    state = runner.env.get_state()
+    verdicts: list[SubtaskVerdict] = []
+    fresh = False  # once a subtask runs, later ones must run too (their start changed)
+    for index, subtask in enumerate(runner.solution.subtasks):
+        done = run_dir.load_subtask(index) if resume and not fresh else None
+        if done is not None:
+            verdict, state = done
+        else:
+            fresh = True
+            verdict, state = _run_subtask(runner, index, subtask, state, run_dir)
+            if skills is not None and verdict.success and verdict.solver != "oracle":
+                skills.add_from_run(run_dir, index, runner.solution, runner.seed)
+        verdicts.append(verdict)
+        if not verdict.success and not go_on:
+            break
+    return verdicts, state
+
+
+def _task_goal(task: str) -> Any:
+    from simjudge.tasks.spec import TaskSpecError, load_task
+
+    try:
+        return load_task(task).goal
+    except TaskSpecError:
+        return None
+
+
+def _plain_facts(facts: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in facts.items()}
