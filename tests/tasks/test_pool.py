@@ -279,3 +279,14 @@ def test_concurrent_readers_and_writer(tmp_path):
     assert proc.returncode == 0, err
     assert int(out.strip()) > 0
     assert len(writer) == 20 and len(writer.top_k("Open Drawer", "pull", k=3)) == 3
+
+
+def test_shipped_exemplars_are_at_least_15_verified_solutions():
+    from simjudge.tasks.pool_seed import load_exemplars
+
+    items = load_exemplars()
+    assert len(items) >= 15
+    for fields, solution in items:
+        assert solution.provenance["verified"]["subtask_success"]
+        assert all(solution.provenance["verified"]["subtask_success"])
+        assert fields.asset
