@@ -29,8 +29,14 @@ $(LLM_STAMP): $(STAMP)
 
 llm: $(LLM_STAMP)
 
-demo: $(STAMP)
-	$(BIN)/simjudge demo --task OpenDrawer-v0 --out runs/demo
+# The main job on the embedded defaults: the acquisition loop with the embedded local LLM
+# (installed by the llm target) proposing solutions for a built-in task, exemplars from the
+# shipped verified pool, the rule verifier ranking them, the best executed (OMPL primitives,
+# MPC on the generated rewards). Re-running resumes the same run.
+demo: $(LLM_STAMP)
+	$(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 \
+		--verifier rule --reward-solver mpc --pool runs/demo/pool.sqlite \
+		--out runs/demo/acquire --resume
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

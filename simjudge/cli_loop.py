@@ -39,7 +39,9 @@ def _acquire(args: argparse.Namespace) -> int:
                 "model": args.model, "strategy": args.strategy},
     )
     print((out / "summary.md").read_text())
-    return 0 if result.task_success else 1
+    verdict = "solved" if result.task_success else "not solved by any executed candidate"
+    print(f"{request.name}: {verdict}; details in {out}/summary.json")
+    return 0
 
 
 def _pool(args: argparse.Namespace) -> int:
