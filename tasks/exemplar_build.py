@@ -50,8 +50,10 @@ def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: str = "mpc", seed: 
                       "verified": {"reward_solver": reward_solver, "seed": seed,
                                    "subtask_success": summary.subtask_success,
                                    "env_steps": summary.env_steps}}
-        (out / f"{spec.env_id}.yaml").write_text(
-            solution.model_copy(update={"provenance": provenance}).to_yaml())
+        # pool entries are keyed by the task's name (so a task never retrieves itself)
+        named = solution.model_copy(update={"task": spec.name, "description": spec.description,
+                                            "provenance": provenance})
+        (out / f"{spec.env_id}.yaml").write_text(named.to_yaml())
         verified.append(spec.env_id)
     return verified
 

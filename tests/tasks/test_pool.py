@@ -290,3 +290,4 @@ def test_shipped_exemplars_are_at_least_15_verified_solutions():
         assert solution.provenance["verified"]["subtask_success"]
         assert all(solution.provenance["verified"]["subtask_success"])
         assert fields.asset
+        assert not fields.name.endswith("-v0"), "exemplars are keyed by task name, not env id"
