@@ -2,11 +2,20 @@
 
 Prints SimEnv control steps/s, raw backend physics steps/s of the same built
 scene, and ``ratio: X`` = SimEnv steps/s × frameskip ÷ raw physics steps/s
-(the share of time a control step spends in physics; target ≥ 0.5). The two
-measurements alternate in rounds so machine noise hits both alike. Also prints
-the peak resident memory added per env.
+(the share of time a control step spends in physics; target ≥ 0.5). Raw
+physics replays the joint targets the env itself commanded, with the same
+single motor call per control step, so both simulate the same motion.
 
-Usage: ``python bench/env_step.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 5]``
+Why two envs of the same task: the raw replay runs on its own copy of the
+scene, so the two measurements can alternate in short chunks (``--chunk``
+steps each) instead of whole rounds; load from other processes then hits both
+alike. Each round thus gives a paired ratio, and ``ratio`` is their median
+(``--chunk`` equal to ``--steps`` gives plain round-by-round alternation).
+Also prints where a control step's time goes (an instrumented pass, separate
+from the timing) and the peak resident memory added per env.
+
+Usage: ``python bench/env_step.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 5]
+[--chunk 200]``
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ import numpy as np
 import psutil
 
 from simjudge.tasks.registry import make_task_env
+
+__all__ = ["main"]
 
 
 def _record_targets(env, actions: np.ndarray) -> list[np.ndarray]:
@@ -37,59 +48,116 @@ def _record_targets(env, actions: np.ndarray) -> list[np.ndarray]:
     return targets
 
 
-def _env_rate(env, actions: np.ndarray) -> float:
+def _round(
+    env, raw_env, actions: np.ndarray, targets: list[np.ndarray], chunk: int
+) -> tuple[float, float]:
+    """One round: SimEnv control steps/s and raw physics steps/s, timed in alternating chunks."""
     env.reset(seed=0)
-    start = time.perf_counter()
-    for action in actions:
-        env.step(action)
-    return len(actions) / (time.perf_counter() - start)
+    raw_env.reset(seed=0)
+    backend, robot, frameskip = raw_env.backend, raw_env.scene.robot, raw_env.frameskip
+    env_time = raw_time = 0.0
+    for start in range(0, len(actions), chunk):
+        t0 = time.perf_counter()
+        for action in actions[start : start + chunk]:
+            env.step(action)
+        t1 = time.perf_counter()
+        for q in targets[start : start + chunk]:
+            robot.command(q)  # the same single motor call the env makes
+            backend.step(frameskip)
+        t2 = time.perf_counter()
+        env_time += t1 - t0
+        raw_time += t2 - t1
+    return len(actions) / env_time, len(targets) * frameskip / raw_time
 
 
-def _physics_rate(env, targets: list[np.ndarray]) -> float:
-    env.reset(seed=0)
-    backend, robot = env.backend, env.scene.robot
-    start = time.perf_counter()
-    for q in targets:
-        robot.command(q)  # the same single motor call the env makes
-        backend.step(env.frameskip)
-    return len(targets) * env.frameskip / (time.perf_counter() - start)
+def _parts(env, actions: np.ndarray) -> dict[str, float]:
+    """Mean µs per control step in each part of ``SimEnv.step`` (instrumented, not timed above)."""
+    spent: dict[str, float] = {}
+    originals = []
+
+    def timed(owner, name: str, label: str) -> None:
+        function = getattr(owner, name)
+        originals.append((owner, name, function))
+
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+
+        setattr(owner, name, wrapper)
+
+    timed(env, "_apply_action", "apply action (IK, motor)")
+    timed(env.backend, "step", "physics")
+    timed(env._obs, "observe", "observation")
+    timed(env, "get_info", "info (goal, summary)")
+    try:
+        env.reset(seed=0)
+        spent.clear()
+        start = time.perf_counter()
+        for action in actions:
+            env.step(action)
+        total = time.perf_counter() - start
+    finally:
+        for owner, name, _ in reversed(originals):
+            delattr(owner, name)  # the instance attribute shadowed the class's method
+    spent["rest of step"] = total - sum(spent.values())
+    spent["total"] = total
+    return {label: seconds / len(actions) * 1e6 for label, seconds in spent.items()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Run the benchmark and print the rates, the parts of a step and ``ratio: X``."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--task", default="OpenDrawer-v0")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--chunk", type=int, default=200, help="steps per alternation")
     parser.add_argument("--envs", type=int, default=4, help="envs created for the memory estimate")
     args = parser.parse_args()
+    chunk = max(1, min(args.chunk, args.steps))
 
     proc = psutil.Process()
     gc.collect()
     rss0 = proc.memory_info().rss
     env = make_task_env(args.task, horizon=10**9)
+    raw_env = make_task_env(args.task, horizon=10**9)  # the same scene, for the raw replay
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0  # suction off: the common case for reward subtasks
     targets = _record_targets(env, actions)
-    env_rates, phys_rates = [], []
+    env_rates, phys_rates, ratios = [], [], []
     for _ in range(args.rounds):
-        env_rates.append(_env_rate(env, actions))
-        phys_rates.append(_physics_rate(env, targets))
+        env_rate, phys_rate = _round(env, raw_env, actions, targets, chunk)
+        env_rates.append(env_rate)
+        phys_rates.append(phys_rate)
+        ratios.append(env_rate * env.frameskip / phys_rate)
     env_rate = statistics.median(env_rates)
     phys_rate = statistics.median(phys_rates)
-    ratio = env_rate * env.frameskip / phys_rate
+    ratio = statistics.median(ratios)
+    parts = _parts(env, actions)
 
-    extra = [make_task_env(args.task) for _ in range(args.envs - 1)]
+    extra = [make_task_env(args.task) for _ in range(max(args.envs - 2, 0))]
     gc.collect()
-    per_env_mb = (proc.memory_info().rss - rss0) / args.envs / 2**20
+    per_env_mb = (proc.memory_info().rss - rss0) / (len(extra) + 2) / 2**20
     for e in extra:
         e.close()
+    raw_env.close()
     env.close()
 
-    print(f"task: {args.task}  frameskip: {env.frameskip}  rounds: {args.rounds}  steps/round: {args.steps}")
+    print(
+        f"task: {args.task}  frameskip: {env.frameskip}  rounds: {args.rounds}  "
+        f"steps/round: {args.steps}  chunk: {chunk}"
+    )
     print(f"SimEnv control steps/s (median): {env_rate:,.0f}")
     print(f"raw physics steps/s   (median): {phys_rate:,.0f}")
-    print(f"memory per env (RSS, {args.envs} envs): {per_env_mb:.1f} MiB")
+    print("per-round ratios: " + " ".join(f"{r:.3f}" for r in ratios))
+    print("one control step, µs (instrumented pass):")
+    print("  " + ", ".join(f"{label} {us:.0f}" for label, us in parts.items()))
+    print(f"memory per env (RSS, {len(extra) + 2} envs): {per_env_mb:.1f} MiB")
     print(f"ratio: {ratio:.3f}")
 
 

@@ -24,12 +24,14 @@ Staged progress (the privileged ground truth other judges are measured against):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from .state_api import StateView, get_link_state
+from .backends import BodyQuery, body_reading_offsets
+from .state_api import StateView
 
 __all__ = ["Goal", "JointGoal", "PlaceGoal", "GoalSpec", "MAX_DENSE_REWARD"]
 
@@ -37,11 +39,55 @@ MAX_DENSE_REWARD = 5.0
 """Dense reward is ``MAX_DENSE_REWARD * Φ``; normalised reward is Φ."""
 
 
+def _clip(value: float, low: float, high: float) -> float:
+    """``float(np.clip(value, low, high))`` for one float, minus numpy's overhead.
+
+    Written as numpy's own clip behaves (NaN passes through; ties keep the value).
+    """
+    value = float(value)
+    value = low if value < low else value
+    return high if value > high else value
+
+
+def _scene_reader(
+    view: StateView, pick: Callable[[tuple[BodyQuery, ...], tuple[int, ...]], list[int]]
+) -> Callable[[], list[float]]:
+    """A reader of plain floats from the scene's shared batched read (``scene.state_queries()``).
+
+    ``pick(queries, starts)`` gives the positions of the wanted numbers in the
+    reading. Why: the observation reads that batch every step and the backend
+    memoises it per state, so a goal reads the same state at the cost of a
+    memo lookup and one gather.
+    """
+    scene = view._scene
+    backend = scene.robot.backend
+    bound: tuple[tuple[BodyQuery, ...], np.ndarray] | None = None
+
+    def read() -> list[float]:
+        nonlocal bound
+        queries = scene.state_queries()
+        if bound is None or bound[0] is not queries:  # first call, or the robot's query changed
+            bound = (queries, np.array(pick(queries, scene.state_query_starts()), dtype=np.intp))
+        return backend.read_bodies(queries)[bound[1]].tolist()
+
+    return read
+
+
 class _GoalBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def evaluate(self, view: StateView) -> dict[str, float | bool]:  # pragma: no cover
+    def evaluate(self, view: StateView) -> dict[str, float | bool]:
         """Success facts and named predicates for the current state."""
+        return self.bind(view)()
+
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:  # pragma: no cover
+        """An evaluator of this goal on ``view``'s scene; ``bind(view)()`` = ``evaluate(view)``.
+
+        Why: names are resolved (unknown ones raise here) and static values
+        such as joint limits are read once, so an env that evaluates the goal
+        every step pays only for the state that changes. The evaluator stays
+        valid for as long as the view's scene exists.
+        """
         raise NotImplementedError
 
     def progress(self, facts: dict[str, float | bool]) -> float:  # pragma: no cover
@@ -71,30 +117,49 @@ class JointGoal(_GoalBase):
     threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     requires_grasp: bool = True
 
-    def evaluate(self, view: StateView) -> dict[str, float | bool]:
-        """Facts: joint fraction, initial fraction, distance to the link, grasp."""
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
+        """Evaluator of the facts: joint fraction, joint progress, distance to the link, grasp."""
         lo, hi = view.joint_limit(self.object, self.joint)
         span = max(hi - lo, 1e-9)
-        fraction = (view.joint_value(self.object, self.joint) - lo) / span
         initial = (view.initial_joint_value(self.object, self.joint) - lo) / span
-        eef, _ = view.eef_pose()
-        distance = float(np.linalg.norm(eef - get_link_state(view, self.object, self.link)))
-        held = view.grasped()
-        is_grasped = held is not None and held[0] == self.object
-        if self.direction == "open":
-            success = fraction >= self.threshold
-            advance = (fraction - initial) / max(self.threshold - initial, 1e-6)
-        else:
-            success = fraction <= self.threshold
-            advance = (initial - fraction) / max(initial - self.threshold, 1e-6)
-        return {
-            "success": bool(success),
-            "fail": False,
-            "is_grasped": bool(is_grasped),
-            "joint_fraction": float(fraction),
-            "joint_progress": float(np.clip(advance, 0.0, 1.0)),
-            "distance_to_link": distance,
-        }
+        _, index = view._joint(self.object, self.joint)
+        _, link = view._link(self.object, self.link)
+        k = list(view._scene.objects).index(self.object) + 1  # its part of the scene read
+
+        def pick(queries: tuple[BodyQuery, ...], starts: tuple[int, ...]) -> list[int]:
+            eef = starts[0] + body_reading_offsets(queries[0])["link_positions"]
+            at = body_reading_offsets(queries[k])
+            joint = starts[k] + at["joints"] + queries[k].joints.index(index)
+            box = starts[k] + at["link_aabbs"] + 6 * queries[k].link_aabbs.index(link)
+            return [eef, eef + 1, eef + 2, joint, *range(box, box + 6)]
+
+        read = _scene_reader(view, pick)
+        name, threshold, opening = self.object, self.threshold, self.direction == "open"
+
+        def evaluate() -> dict[str, float | bool]:
+            # suction point, joint value and link box from the scene's shared read
+            ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
+            fraction = (value - lo) / span
+            # to the link's box centre: eef - (lo + hi) / 2, as numpy would compute it
+            offset = np.array((ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0))
+            distance = math.sqrt(offset.dot(offset))  # = np.linalg.norm, without its overhead
+            held = view.grasped()
+            if opening:
+                success = fraction >= threshold
+                advance = (fraction - initial) / max(threshold - initial, 1e-6)
+            else:
+                success = fraction <= threshold
+                advance = (initial - fraction) / max(initial - threshold, 1e-6)
+            return {
+                "success": bool(success),
+                "fail": False,
+                "is_grasped": held is not None and held[0] == name,
+                "joint_fraction": float(fraction),
+                "joint_progress": _clip(advance, 0.0, 1.0),
+                "distance_to_link": distance,
+            }
+
+        return evaluate
 
     def progress(self, facts: dict[str, float | bool]) -> float:
         """Staged Φ: reach, grasp, joint progress (see module docstring)."""
@@ -107,7 +172,7 @@ class JointGoal(_GoalBase):
             phi = 0.2 * reach + 0.1 * grasped + 0.7 * float(facts["joint_progress"])
         else:
             phi = 0.3 * reach + 0.7 * float(facts["joint_progress"])
-        return float(np.clip(phi, 0.0, 0.999))
+        return _clip(phi, 0.0, 0.999)
 
 
 class PlaceGoal(_GoalBase):
@@ -125,29 +190,46 @@ class PlaceGoal(_GoalBase):
     target: str
     relation: Literal["on", "in"] = "in"
 
-    def evaluate(self, view: StateView) -> dict[str, float | bool]:
-        """Facts: grasp, horizontal distance, height above target, placed."""
-        obj_lo, obj_hi = view.aabb(self.object)
-        tgt_lo, tgt_hi = view.aabb(self.target)
-        centre = (obj_lo + obj_hi) / 2.0
-        tgt_centre = (tgt_lo + tgt_hi) / 2.0
-        eef, _ = view.eef_pose()
-        held = view.grasped()
-        is_grasped = held is not None and held[0] == self.object
-        inside_xy = bool(np.all(centre[:2] > tgt_lo[:2]) and np.all(centre[:2] < tgt_hi[:2]))
-        if self.relation == "in":
-            placed = inside_xy and tgt_lo[2] - 0.01 <= obj_lo[2] <= tgt_hi[2]
-        else:
-            placed = inside_xy and abs(obj_lo[2] - tgt_hi[2]) < 0.03
-        xy_distance = float(np.linalg.norm(centre[:2] - tgt_centre[:2]))
-        return {
-            "success": bool(placed and not is_grasped),
-            "fail": False,
-            "is_grasped": bool(is_grasped),
-            "is_placed": bool(placed),
-            "distance_to_object": float(np.linalg.norm(eef - centre)),
-            "distance_to_target": xy_distance,
-        }
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
+        """Evaluator of the facts: grasp, horizontal distance, height above target, placed."""
+        view._object(self.object)  # unknown names raise here
+        view._object(self.target)
+        names = list(view._scene.objects)
+        parts = (names.index(self.object) + 1, names.index(self.target) + 1)
+
+        def pick(queries: tuple[BodyQuery, ...], starts: tuple[int, ...]) -> list[int]:
+            eef = starts[0] + body_reading_offsets(queries[0])["link_positions"]
+            boxes = [starts[k] + body_reading_offsets(queries[k])["aabb"] for k in parts]
+            return [*range(eef, eef + 3), *(i for box in boxes for i in range(box, box + 6))]
+
+        read = _scene_reader(view, pick)
+        name, inside = self.object, self.relation == "in"
+
+        def evaluate() -> dict[str, float | bool]:
+            # suction point and both bodies' boxes from the scene's shared read
+            ex, ey, ez, lx, ly, bottom, hx, hy, hz, *target = read()
+            cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (bottom + hz) / 2.0
+            tlx, tly, tlz, thx, thy, thz = target
+            held = view.grasped()
+            is_grasped = held is not None and held[0] == name
+            inside_xy = cx > tlx and cy > tly and cx < thx and cy < thy
+            if inside:
+                placed = inside_xy and tlz - 0.01 <= bottom <= thz
+            else:
+                placed = inside_xy and abs(bottom - thz) < 0.03
+            # the same element-wise operations numpy would do on the boxes
+            xy = np.array((cx - (tlx + thx) / 2.0, cy - (tly + thy) / 2.0))
+            reach = np.array((ex - cx, ey - cy, ez - cz))
+            return {  # the square roots of dots are np.linalg.norm, without its overhead
+                "success": bool(placed and not is_grasped),
+                "fail": False,
+                "is_grasped": bool(is_grasped),
+                "is_placed": bool(placed),
+                "distance_to_object": math.sqrt(reach.dot(reach)),
+                "distance_to_target": math.sqrt(xy.dot(xy)),
+            }
+
+        return evaluate
 
     def progress(self, facts: dict[str, float | bool]) -> float:
         """Staged Φ: reach, grasp, carry, place (see module docstring)."""
@@ -158,7 +240,7 @@ class PlaceGoal(_GoalBase):
         reach = 1.0 if grasped or placed else math.exp(-float(facts["distance_to_object"]) / 0.05)
         carry = math.exp(-float(facts["distance_to_target"]) / 0.1) if (grasped or placed) else 0.0
         phi = 0.2 * reach + 0.1 * max(grasped, placed) + 0.5 * carry + 0.2 * placed
-        return float(np.clip(phi, 0.0, 0.999))
+        return _clip(phi, 0.0, 0.999)
 
 
 GoalSpec = Annotated[JointGoal | PlaceGoal, Field(discriminator="kind")]

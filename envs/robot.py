@@ -11,11 +11,12 @@ The robot talks to physics only through a :class:`~simjudge.envs.backends.Backen
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .backends import BASE_LINK, Backend
+from .backends import BASE_LINK, Backend, BodyQuery
 from .transforms import quat_to_matrix
 from .world import ROBOT_BASE_POSITION
 
@@ -61,6 +62,27 @@ def _rotation_error(current, target, cap: float) -> tuple[float, float, float]:
     angle = min(2.0 * float(np.arctan2(sin, w)), cap)
     scale = angle / sin
     return x * scale, y * scale, z * scale
+
+
+_CAP_SQUARE_BELOW = 0.05**2 * (1.0 - 1e-9)
+"""Squared offsets below this are surely under the 5 cm cap, whatever the rounding."""
+
+try:  # numpy's own LAPACK kernel, which np.linalg.solve calls after its checks
+    from numpy.linalg._umath_linalg import solve1 as _SOLVE1
+except ImportError:  # pragma: no cover - other numpy layouts
+    _SOLVE1 = np.linalg.solve
+"""``np.linalg.solve`` for a float64 square matrix and a vector, bit for bit.
+
+Why: the wrapper's checks cost several times a 6x6 solve, every control
+step. Its one extra behaviour, raising ``LinAlgError`` on an exactly singular
+matrix, cannot occur for a damped (positive-definite) system, which is the
+only one solved with it.
+"""
+
+
+def _floats(values) -> list[float]:
+    """A short vector (array or sequence) as plain floats."""
+    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,12 @@ class PandaSuction:
         self._ik_rest = np.concatenate([HOME_QPOS, np.zeros(len(self._movable) - 7)])
         self._targets = np.zeros(len(self._movable))
         """Motor targets buffer: arm targets then closed fingers."""
+        self._finger_targets = [0.0] * (len(self._movable) - 7)
         self._forces = _FORCES[: len(self._movable)].tolist()
+        self._query: BodyQuery | None = None
+        self._queries: tuple[BodyQuery, ...] = ()
+        self._state: tuple[np.ndarray, tuple] | None = None
+        self._damping: tuple[float, np.ndarray] = (float("nan"), np.zeros((6, 6)))
         self.attachment: Attachment | None = None
         self.suction_on = False
         for link in (*range(-1, 12),):
@@ -128,6 +155,44 @@ class PandaSuction:
         self.backend.reset_joint_states(self.body, self.arm_joints, q)
         self.backend.reset_joint_states(self.body, _FINGER_JOINTS, np.zeros(2))
         self.hold(q)
+
+    def state_query(self) -> BodyQuery:
+        """The batched read (:meth:`Backend.read_bodies`) that covers this robot's own reads.
+
+        Its reading holds the movable joint positions (arm, then fingers), the
+        suction point position (3) and orientation (4). Why: the observation reads
+        the robot through it, and the backend memoises that read, so the next
+        :meth:`differential_ik` needs no further joint or pose query.
+        """
+        query = self._query
+        if query is None or query.links[0] != self.ee_link:
+            joints, links = tuple(self._movable), (self.ee_link,)
+            query = self._query = BodyQuery(self.body, base=False, joints=joints, links=links)
+            self._queries = (query,)
+        return query
+
+    def read_state(self) -> tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]:
+        """Movable joint positions, suction point position and orientation, in one read.
+
+        Why: a control step needs all three; one memoised batched read
+        (:meth:`state_query`) answers them without a per-quantity query each.
+
+        Returns:
+            The joint positions (arm, then fingers; a read-only array), and the
+            position (3) and quaternion (4) as tuples of plain floats.
+        """
+        query = self._query
+        if query is None or query.links[0] != self.ee_link:
+            self.state_query()
+        reading = self.backend.read_bodies(self._queries)  # memoised per state, by this tuple
+        last = self._state
+        if last is not None and last[0] is reading:
+            return last[1]
+        n = len(self._movable)
+        values = reading[n:].tolist()
+        state = reading[:n], tuple(values[:3]), tuple(values[3:])
+        self._state = (reading, state)
+        return state
 
     def arm_qpos(self) -> np.ndarray:
         """Arm joint positions (7)."""
@@ -168,24 +233,53 @@ class PandaSuction:
         env step cheap next to physics. Position error is capped at 5 cm and
         rotation at 0.3 rad per step so far targets are approached smoothly.
         """
-        q_all, _ = self.backend.get_joint_states(self.body, self._movable)
-        pos, orn = self.ee_pose()
-        error = np.empty(6)
-        delta = np.asarray(position, dtype=float) - pos
-        norm = float(np.sqrt(delta @ delta))
-        error[:3] = delta if norm <= 0.05 else delta * (0.05 / norm)
-        target = orientation.tolist() if isinstance(orientation, np.ndarray) else orientation
-        error[3:] = _rotation_error(orn.tolist(), [float(v) for v in target], 0.3)
+        return self._differential_ik(self.read_state(), position, orientation, damping)
+
+    def _differential_ik(
+        self,
+        state: tuple[np.ndarray, tuple[float, ...], tuple[float, ...]],
+        position,
+        orientation,
+        damping: float = 0.05,
+    ) -> np.ndarray:
+        """:meth:`differential_ik` from a :meth:`read_state` the caller already made."""
+        q_all, (px, py, pz), orn = state
+        # the error on plain floats (numpy's per-call overhead dominates on
+        # 3-vectors); the norm stays a numpy dot so results stay bit-identical
+        tx, ty, tz = _floats(position)
+        dx, dy, dz = tx - px, ty - py, tz - pz
+        # cap at 5 cm; a plain-float square decides unless it is within rounding
+        # of the cap, where the exact numpy norm (also the scale's) is needed
+        square = dx * dx + dy * dy + dz * dz
+        if not square < _CAP_SQUARE_BELOW:
+            delta = np.array((dx, dy, dz))
+            norm = math.sqrt(delta @ delta)
+            if not norm <= 0.05:
+                scale = 0.05 / norm
+                dx, dy, dz = dx * scale, dy * scale, dz * scale
+        rotation = _rotation_error(orn, _floats(orientation), 0.3)
+        error = np.array((dx, dy, dz, *rotation))
         jac = self.backend.jacobian(self.body, self.ee_link, q_all)[:, :7]
-        gram = jac @ jac.T
-        gram.flat[::7] += damping**2
-        dq = jac.T @ np.linalg.solve(gram, error)
-        return np.minimum(np.maximum(q_all[:7] + dq, self.lower), self.upper)
+        transposed = jac.T
+        gram = jac @ transposed
+        gram += self._damping_matrix(damping)  # + damping² on the diagonal
+        solution = _SOLVE1(gram, error) if damping > 0.0 else np.linalg.solve(gram, error)
+        return np.minimum(np.maximum(q_all[:7] + transposed @ solution, self.lower), self.upper)
+
+    def _damping_matrix(self, damping: float) -> np.ndarray:
+        """``damping² · I`` (6x6), kept for the last damping asked for."""
+        cached = self._damping
+        if cached[0] != damping:
+            cached = self._damping = (damping, np.eye(6) * damping**2)
+        return cached[1]
 
     def command(self, qpos: np.ndarray) -> None:
         """Drive the arm towards ``qpos``; keep the fingers closed."""
-        targets = self._targets
-        targets[:7] = qpos
+        if isinstance(qpos, np.ndarray) and qpos.shape == (7,):  # the common case, as floats
+            targets = qpos.tolist() + self._finger_targets
+        else:
+            targets = self._targets
+            targets[:7] = qpos
         self.backend.set_joint_position_targets(
             self.body, self._movable, targets, self._forces, position_gain=0.4
         )

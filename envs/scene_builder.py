@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .articulation import ArticulationTree
-from .backends import BASE_LINK, Backend
+from .backends import BASE_LINK, Backend, BodyQuery, body_reading_size
 from .catalogue import AssetEntry, default_catalogue
 from .robot import HOME_QPOS, PandaSuction
 from .scene import ObjectConfig, SceneConfig, yaw_quaternion
@@ -85,11 +85,49 @@ class BuiltScene:
     initial_state: int = -1
     initial_joint_values: dict[tuple[str, str], float] = field(default_factory=dict)
     initial_poses: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _reading_plan: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def static_bodies(self) -> set[int]:
         """Bodies that suction may never grab (table, floor)."""
         return {b for b in (self.table, self.ground) if b is not None}
+
+    def state_queries(self) -> tuple[BodyQuery, ...]:
+        """The batched read (:meth:`Backend.read_bodies`) of what a control step uses.
+
+        The robot's :meth:`~simjudge.envs.robot.PandaSuction.state_query` first,
+        then per object (config order) its base, AABB, movable joints (in
+        ``joint_index`` order), link frames (child links) and the AABB of every
+        link in ``link_index`` order (base included). Why one shared batch: the
+        observation, the goal and the info summary all read this state, and the
+        backend memoises a batch per state, so only the first reader pays.
+        """
+        return self._plan()[0]
+
+    def state_query_starts(self) -> tuple[int, ...]:
+        """Where each of :meth:`state_queries`' parts starts in the reading."""
+        return self._plan()[1]
+
+    def _plan(self) -> tuple:
+        robot_query = self.robot.state_query()
+        plan = self._reading_plan
+        if plan is None or plan[0][0] is not robot_query:  # (re)built if the robot's changed
+            queries = [robot_query]
+            for obj in self.objects.values():
+                queries.append(
+                    BodyQuery(
+                        obj.body,
+                        aabb=True,
+                        joints=tuple(obj.joint_index.values()),
+                        links=tuple(i for i in obj.link_index.values() if i >= 0),
+                        link_aabbs=tuple(obj.link_index.values()),
+                    )
+                )
+            starts = [0]
+            for query in queries[:-1]:
+                starts.append(starts[-1] + body_reading_size(query))
+            plan = self._reading_plan = (tuple(queries), tuple(starts))
+        return plan
 
 
 def resolve_asset(asset: str) -> AssetEntry:

@@ -9,6 +9,8 @@ a :class:`~simjudge.envs.scene.SceneConfig` into it and, optionally, evaluates a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,8 @@ WORKSPACE_LOW = np.array([-0.35, -0.55, 0.0])
 """Lower corner of the box that ``normalized-direct-translation`` maps [-1, 1]^3 onto."""
 WORKSPACE_HIGH = np.array([0.45, 0.55, 0.8])
 """Upper corner of that box."""
+_WORKSPACE_LOW = WORKSPACE_LOW.tolist()
+_WORKSPACE_SIZE = (WORKSPACE_HIGH - WORKSPACE_LOW).tolist()
 
 
 def _check_mode(name: str, value: str, supported: tuple[str, ...]) -> None:
@@ -138,6 +142,7 @@ class SimEnv(gym.Env):
         self.elapsed_steps = 0
         self._physics_error = False
         self._suction_lost = False
+        self._bound_goal: tuple[Any, StateView, Callable[[], dict[str, Any]]] | None = None
 
     # ----------------------------------------------------------------------------
     def _pick_camera(self, name: str | None) -> CameraSpec:
@@ -174,11 +179,18 @@ class SimEnv(gym.Env):
 
     def step(self, action):
         """Apply one action for ``frameskip`` physics steps."""
-        # np.clip's semantics (NaN stays NaN, ±inf saturate) without its overhead
-        action = np.minimum(np.maximum(np.asarray(action, dtype=np.float64).reshape(7), -1.0), 1.0)
-        if action.sum() != action.sum():  # NaN: the only non-finite value left after clipping
-            raise ValueError(f"action contains non-finite values: {action}; actions must be finite")
-        self._apply_action(action)
+        # np.clip on plain floats (NaN stays NaN, ±inf saturate), minus numpy's overhead
+        if type(action) is np.ndarray and action.shape == (7,) and action.dtype.kind == "f":
+            values = action.tolist()  # exact: float32 and float64 both widen to Python floats
+        else:
+            values = np.asarray(action, dtype=np.float64).reshape(7).tolist()
+        a = [-1.0 if x < -1.0 else 1.0 if x > 1.0 else x for x in values]
+        total = sum(a)
+        if total != total:  # NaN: the only non-finite value left after clipping
+            raise ValueError(
+                f"action contains non-finite values: {np.array(a)}; actions must be finite"
+            )
+        self._apply_action(a)
         self.backend.step(self.frameskip)
         robot = self.scene.robot
         self._suction_lost = robot.break_overloaded_suction()
@@ -195,18 +207,27 @@ class SimEnv(gym.Env):
         truncated = self.elapsed_steps >= self.horizon
         return obs, reward, terminated, truncated, info
 
-    def _apply_action(self, action: np.ndarray) -> None:
+    def _apply_action(self, a: list[float]) -> None:
+        """Command the arm and suction for a clipped action."""
         robot = self.scene.robot
-        pos, orn = robot.ee_pose()
+        state = robot.read_state()  # one read serves the targets and the IK
+        _, pos, orn = state
+        # plain floats, same operations in the same order as the numpy expressions
+        # ``pos + action[:3] * max_translation`` and the workspace map
         if self.translation_mode == "delta-translation":
-            target = pos + action[:3] * self.max_translation
+            step = self.max_translation
+            target = [p + x * step for p, x in zip(pos, a[:3], strict=True)]
         else:
-            target = WORKSPACE_LOW + (action[:3] + 1.0) / 2.0 * (WORKSPACE_HIGH - WORKSPACE_LOW)
-        target_orn = _turn(orn.tolist(), action[3:6] * self.max_rotation)
-        robot.command(robot.differential_ik(target, target_orn))
-        if action[6] > 0.0 and not robot.suction_on:
+            target = [
+                lo + (x + 1.0) / 2.0 * size
+                for lo, x, size in zip(_WORKSPACE_LOW, a[:3], _WORKSPACE_SIZE, strict=True)
+            ]
+        turn = self.max_rotation
+        target_orn = _turn(orn, [a[3] * turn, a[4] * turn, a[5] * turn])
+        robot.command(robot._differential_ik(state, target, target_orn))
+        if a[6] > 0.0 and not robot.suction_on:
             robot.activate_suction(self.scene.static_bodies)
-        elif action[6] <= 0.0 and robot.suction_on:
+        elif a[6] <= 0.0 and robot.suction_on:
             robot.release()
 
     # task facts -------------------------------------------------------------------
@@ -216,7 +237,17 @@ class SimEnv(gym.Env):
             return {"success": False, "fail": True}
         if self.goal is None:
             return {"success": False, "fail": False}
-        return self.goal.evaluate(self.view)
+        return self._goal_evaluator()()
+
+    def _goal_evaluator(self) -> Callable[[], dict[str, Any]]:
+        """The goal bound to the current view (rebound if the goal or the scene changed)."""
+        goal, view = self.goal, self.view
+        bound = self._bound_goal
+        if bound is None or bound[0] is not goal or bound[1] is not view:
+            bind = getattr(goal, "bind", None)  # duck-typed goals may only evaluate
+            evaluator = bind(view) if bind is not None else partial(goal.evaluate, view)
+            bound = self._bound_goal = (goal, view, evaluator)
+        return bound[2]
 
     def get_info(self) -> dict[str, Any]:
         """:meth:`evaluate` merged with progress, step count and a state summary."""
@@ -233,8 +264,9 @@ class SimEnv(gym.Env):
 
     def _state_summary(self) -> dict[str, Any]:
         robot = self.scene.robot
+        x, y, z = self._obs.eef_position()
         return {
-            "eef_pos": [_round4(v) for v in robot.ee_pose()[0].tolist()],
+            "eef_pos": [_round4(x), _round4(y), _round4(z)],
             "suction": robot.suction_on,
             "grasped": self.view.grasped(),
             "joints": self._obs.last_joint_values(),
@@ -276,7 +308,7 @@ class SimEnv(gym.Env):
             self.backend.close()
 
 
-def _turn(orn: list[float], rotvec: np.ndarray) -> list[float]:
+def _turn(orn: Sequence[float], rotvec: Sequence[float]) -> list[float]:
     """``quat_multiply(orn, quat_from_axis_angle(rotvec))`` on plain floats.
 
     Why not the helpers: on 4-vectors numpy's per-call overhead dominates, and
@@ -284,12 +316,13 @@ def _turn(orn: list[float], rotvec: np.ndarray) -> list[float]:
     helpers' own, so the result is bit-identical; the norm stays a numpy dot
     for the same reason.
     """
-    angle = float(np.sqrt(rotvec @ rotvec))
+    vector = np.array(rotvec)
+    angle = math.sqrt(vector.dot(vector))
     ax, ay, az, aw = orn
     if angle < 1e-12:
         bx, by, bz, bw = 0.0, 0.0, 0.0, 1.0
     else:
-        rx, ry, rz = rotvec.tolist()
+        rx, ry, rz = rotvec
         s = math.sin(angle / 2.0)
         bx, by, bz, bw = rx / angle * s, ry / angle * s, rz / angle * s, math.cos(angle / 2.0)
     return [

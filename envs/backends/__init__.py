@@ -16,6 +16,7 @@ from .base import (
     Contact,
     JointInfo,
     RenderResult,
+    body_reading_offsets,
     body_reading_size,
     read_bodies_via_getters,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "JointInfo",
     "RenderResult",
     "SUPPORTED_BACKENDS",
+    "body_reading_offsets",
     "body_reading_size",
     "make_backend",
     "read_bodies_via_getters",

@@ -26,6 +26,7 @@ __all__ = [
     "Contact",
     "JointInfo",
     "RenderResult",
+    "body_reading_offsets",
     "body_reading_size",
     "read_bodies_via_getters",
 ]
@@ -127,13 +128,25 @@ class BodyQuery:
 
 def body_reading_size(query: BodyQuery) -> int:
     """How many numbers :meth:`Backend.read_bodies` returns for ``query``."""
-    return (
-        7 * query.base
-        + 6 * query.aabb
-        + len(query.joints)
-        + 7 * len(query.links)
-        + 6 * len(query.link_aabbs)
-    )
+    return body_reading_offsets(query)["end"]
+
+
+def body_reading_offsets(query: BodyQuery) -> dict[str, int]:
+    """Where each quantity starts in ``query``'s part of a :meth:`Backend.read_bodies` reading.
+
+    Keys: ``base`` (position, then orientation), ``aabb``, ``joints``,
+    ``link_positions``, ``link_orientations``, ``link_aabbs``, and ``end`` (the
+    part's length). A quantity the query does not ask for has no numbers, so
+    its offset equals the next one's.
+    """
+    offsets = {"base": 0}
+    offsets["aabb"] = offsets["base"] + 7 * query.base
+    offsets["joints"] = offsets["aabb"] + 6 * query.aabb
+    offsets["link_positions"] = offsets["joints"] + len(query.joints)
+    offsets["link_orientations"] = offsets["link_positions"] + 3 * len(query.links)
+    offsets["link_aabbs"] = offsets["link_orientations"] + 4 * len(query.links)
+    offsets["end"] = offsets["link_aabbs"] + 6 * len(query.link_aabbs)
+    return offsets
 
 
 def read_bodies_via_getters(backend: Backend, queries: Sequence[BodyQuery]) -> np.ndarray:

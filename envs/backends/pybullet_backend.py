@@ -9,6 +9,7 @@ number of simulations can live in one process. Rendering uses the CPU
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _floats(values) -> list[float]:
-    """Plain numbers for pybullet (``tolist`` is the fast path for arrays; lists pass as they are)."""
+    """Plain numbers for pybullet (``tolist`` for arrays, lists as they are)."""
     if isinstance(values, np.ndarray):
         return values.ravel().tolist()
     return values if type(values) is list else [float(v) for v in values]
@@ -91,7 +92,11 @@ class PyBulletBackend:
         self._joint_cache: dict[int, list[JointInfo]] = {}
         self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._raw: dict[tuple, tuple] = {}
-        self._movable_cache: dict[int, list[int]] = {}
+        self._queries: dict[int, tuple[BodyQuery, list[float], np.ndarray | None]] = {}
+        self._batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray]] = {}
+        self._movable_cache: dict[int, list[int] | None] = {}
+        self._fixed_bodies: set[int] = set()
+        self._still: dict[tuple, tuple] = {}  # reads kept across steps, see "state" below
         self._body_aabbs: dict[int, tuple] = {}
         self._settled = False
         self._configure()
@@ -112,6 +117,7 @@ class PyBulletBackend:
         self._p.resetSimulation(physicsClientId=self._client)
         self._joint_cache.clear()
         self._movable_cache.clear()
+        self._fixed_bodies.clear()
         self._moved()
         self._configure()
 
@@ -162,6 +168,8 @@ class PyBulletBackend:
             )
         except p.error as exc:
             raise BackendError(f"cannot load URDF {path}: {exc}") from exc
+        if fixed_base:
+            self._fixed_bodies.add(int(body))
         return int(body)
 
     def add_box(self, half_extents, position, mass: float = 0.0, rgba=(0.6, 0.6, 0.6, 1.0)) -> int:
@@ -172,7 +180,12 @@ class PyBulletBackend:
             p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
         )
         self._moved()
-        return int(p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c))
+        body = int(
+            p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c)
+        )
+        if mass == 0.0:
+            self._fixed_bodies.add(body)
+        return body
 
     def body_handles(self) -> list[int]:
         """Handles of all bodies in the world."""
@@ -214,49 +227,70 @@ class PyBulletBackend:
     # state ---------------------------------------------------------------------
     # Reads are memoised until the next call that changes the world (step,
     # teleport, restore); every such call goes through this class and clears the
-    # memo (``_forget`` or ``_moved``), and returned arrays are read-only so no
-    # caller can corrupt it. The memo has two levels: ``_raw`` holds what the
-    # engine returned, ``_reads`` the arrays made from it, so a batched
-    # ``read_bodies`` serves later single getters without a second engine call.
-    # A body's link AABBs are also kept across steps while its base pose and
-    # joint positions stay bit-identical (see ``_raw_body_aabb``), until a
-    # teleport, restore or load.
+    # memo (``_forget`` after a step, ``_moved`` after anything else), and
+    # returned arrays are read-only so no caller can corrupt it. Levels: ``_raw``
+    # holds what the engine returned, ``_reads`` the arrays made from it, and
+    # ``_queries`` / ``_batches`` what ``read_bodies`` assembled, so a batched
+    # read serves later single getters without a second engine call.
+    #
+    # Some reads outlive a step (``_still``, ``_body_aabbs``; cleared by
+    # ``_moved``): a fixed base's pose, and a body's link frames and link AABBs
+    # while its "signature" (base pose and joint positions) is bit-identical to
+    # the last read after a step, as those are functions of the signature
+    # alone. Reusing link frames skips a forward-kinematics call, which is safe
+    # because FK on unchanged joints recomputes exactly what the last call left
+    # in the engine (trajectories stay bit-identical); the reuse depends on the
+    # state, not on who asked before, so runs stay deterministic.
     def _forget(self) -> None:
         """Forget the reads of the current world state (physics advanced)."""
         self._reads.clear()
         self._raw.clear()
+        self._queries.clear()
+        self._batches.clear()
 
     def _moved(self) -> None:
         """Forget every read, static AABBs included (something teleported or loaded)."""
-        self._reads.clear()
-        self._raw.clear()
+        self._forget()
         self._body_aabbs.clear()
+        self._still.clear()
         self._settled = False
 
     def _raw_base(self, body: int) -> tuple:
         key = ("base", body)
         hit = self._raw.get(key)
         if hit is None:
-            hit = self._raw[key] = self._p.getBasePositionAndOrientation(
-                body, physicsClientId=self._client
-            )
+            hit = self._still.get(key)  # a fixed base only moves by teleport
+            if hit is None:
+                hit = self._p.getBasePositionAndOrientation(body, physicsClientId=self._client)
+                if self._settled and body in self._fixed_bodies:
+                    self._still[key] = hit
+            self._raw[key] = hit
         return hit
 
     def _raw_joints(self, key: tuple, body: int, joints) -> tuple:
         hit = self._raw.get(key)
         if hit is None:
-            hit = self._raw[key] = self._p.getJointStates(body, joints, physicsClientId=self._client)
+            hit = self._p.getJointStates(body, joints, physicsClientId=self._client)
+            self._raw[key] = hit
         return hit
 
     def _raw_links(self, key: tuple, body: int, links) -> tuple:
-        """Engine link states of child links (never the base)."""
+        """Engine link states of child links (never the base); reused while the body is still."""
         hit = self._raw.get(key)
         if hit is None:
-            # always with forward kinematics: it updates the engine's cached link
-            # frames, so reading without it would change later physics
-            hit = self._raw[key] = self._p.getLinkStates(
-                body, links, computeForwardKinematics=1, physicsClientId=self._client
-            )
+            signature = self._pose_signature(body)
+            last = self._still.get(key)
+            if last is not None and last[0] == signature:
+                hit = last[1]
+            else:
+                # always with forward kinematics: it updates the engine's cached link
+                # frames, so reading without it would change later physics
+                hit = self._p.getLinkStates(
+                    body, links, computeForwardKinematics=1, physicsClientId=self._client
+                )
+                if self._settled:
+                    self._still[key] = (signature, hit)
+            self._raw[key] = hit
         return hit
 
     def get_base_pose(self, body: int) -> tuple[np.ndarray, np.ndarray]:
@@ -318,7 +352,8 @@ class PyBulletBackend:
         positions = np.zeros((len(links), 3))
         orientations = np.zeros((len(links), 4))
         child_links = [link for link in links if link != BASE_LINK]
-        states = self._raw_links(("links", body, *child_links), body, child_links) if child_links else ()
+        key = ("links", body, *child_links)
+        states = self._raw_links(key, body, child_links) if child_links else ()
         it = iter(states)
         for i, link in enumerate(links):
             if link == BASE_LINK:
@@ -379,66 +414,106 @@ class PyBulletBackend:
         raw[key] = hit
         return hit
 
-    def _pose_signature(self, body: int) -> tuple:
-        """Engine values that fix where every link of ``body`` is: base pose, joint positions."""
-        movable = self._movable_cache.get(body)
-        if movable is None:
+    def _pose_signature(self, body: int) -> object:
+        """Engine values that fix where every link of ``body`` is: base pose, joint positions.
+
+        A body with multi-DoF (spherical, planar) joints, whose positions one
+        number per joint does not capture, gets a fresh object: it never matches.
+        """
+        key = ("signature", body)
+        hit = self._raw.get(key)
+        if hit is not None:
+            return hit
+        if body not in self._movable_cache:
             infos = self.joint_infos(body)
-            movable = self._movable_cache[body] = [j.index for j in infos if j.type != "fixed"]
+            multi_dof = any(j.type in ("spherical", "planar") for j in infos)
+            movable = None if multi_dof else [j.index for j in infos if j.type != "fixed"]
+            self._movable_cache[body] = movable
+        movable = self._movable_cache[body]
+        if movable is None:
+            hit = self._raw[key] = object()
+            return hit
         base = self._raw_base(body)
         if not movable:
-            return base
+            hit = self._raw[key] = base
+            return hit
         states = self._raw_joints(("joints", body, *movable), body, movable)
-        return base, [state[0] for state in states]
+        hit = self._raw[key] = (base, [state[0] for state in states])
+        return hit
 
     def read_bodies(self, queries: Sequence[BodyQuery]) -> np.ndarray:
         """Several bodies' state in one flat vector (layout: :meth:`Backend.read_bodies`).
 
         Fills the memo on the way, so the single getters called later in the
-        same state (by the robot, the state API, goals) need no engine call;
-        each query's numbers are memoised too, by query object, since callers
-        keep their queries and ask them again within a step.
+        same state (by the robot, the state API, goals) need no engine call.
+        Each query's numbers, and the (read-only) reading of a whole batch, are
+        memoised too, by object: callers keep their queries and ask again.
         """
-        raw = self._raw
+        batches, batch_id = self._batches, id(queries)
+        hit = batches.get(batch_id)
+        if hit is not None and hit[0] is queries:  # the memo holds its key: ids stay unique
+            return hit[1]
+        per_query = self._queries
+        if len(queries) == 1:  # one query of a larger batch read in this state: its slice
+            known = per_query.get(id(queries[0]))
+            if known is not None and known[0] is queries[0] and known[2] is not None:
+                batches[batch_id] = (queries, known[2])
+                return known[2]
         flat: list[float] = []
+        parts = []
         for query in queries:
-            key = ("query", id(query))
-            hit = raw.get(key)
-            if hit is None or hit[0] is not query:  # the memo holds the query: ids stay unique
-                hit = raw[key] = (query, self._read_query(query))
-            flat += hit[1]
-        return np.array(flat, dtype=np.float64)
+            query_id = id(query)
+            known = per_query.get(query_id)
+            if known is None or known[0] is not query:
+                known = per_query[query_id] = (query, self._read_query(query), None)
+            parts.append(known)
+            flat += known[1]
+        reading = np.fromiter(flat, np.float64, len(flat))  # cheaper than np.array on a list
+        reading.setflags(write=False)
+        batches[batch_id] = (queries, reading)
+        if len(parts) > 1:
+            start = 0
+            for query, values, _ in parts:
+                end = start + len(values)
+                per_query[id(query)] = (query, values, reading[start:end])
+                start = end
+        return reading
 
     def _read_query(self, query: BodyQuery) -> list[float]:
-        body = query.body
+        # memo hits inline (the common case: another read in this state asked first)
+        raw, body = self._raw, query.body
         flat: list[float] = []
         if query.base:
-            pos, orn = self._raw_base(body)
+            pos, orn = raw.get(("base", body)) or self._raw_base(body)
             flat += pos
             flat += orn
         if query.aabb:
-            lo, hi = self._raw_body_aabb(body)
+            lo, hi = raw.get(("aabb", body, None)) or self._raw_body_aabb(body)
             flat += lo
             flat += hi
         joints = query.joints
         if joints:
-            states = self._raw_joints(("joints", body, *joints), body, joints)
-            flat += [s[0] for s in states]
+            key = ("joints", body, *joints)
+            flat += [state[0] for state in raw.get(key) or self._raw_joints(key, body, joints)]
         links = query.links
         if links and BASE_LINK in links:
             pos_arr, orn_arr = self.get_link_poses(body, list(links))
             flat += pos_arr.ravel().tolist()
             flat += orn_arr.ravel().tolist()
         elif links:
-            states = self._raw_links(("links", body, *links), body, links)
+            key = ("links", body, *links)
+            states = raw.get(key) or self._raw_links(key, body, links)
             for state in states:
                 flat += state[4]
             for state in states:
                 flat += state[5]
-        for link in query.link_aabbs:
-            lo, hi = self._raw_aabb(body, link)
-            flat += lo
-            flat += hi
+        if query.link_aabbs:
+            boxes = raw.get(("boxes", body))  # the link boxes of a whole-body read, if any
+            for link in query.link_aabbs:
+                box = boxes.get(link) if boxes is not None else None
+                lo, hi = box if box is not None else self._raw_aabb(body, link)
+                flat += lo
+                flat += hi
         return flat
 
     def set_joint_position_targets(
@@ -639,7 +714,10 @@ class PyBulletBackend:
         lin, ang = self._p.calculateJacobian(
             body, link, [0.0, 0.0, 0.0], q, zeros, zeros, physicsClientId=self._client
         )
-        return np.array(lin + ang)
+        # rows flattened first: a flat iterator converts faster than nested tuples
+        rows = lin + ang
+        flat = np.fromiter(chain.from_iterable(rows), np.float64, len(rows) * len(q))
+        return flat.reshape(len(rows), len(q))
 
     def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
         """Primitive collision shapes of a link in world coordinates."""
