@@ -32,9 +32,10 @@ llm: $(LLM_STAMP)
 # The main job on the embedded defaults: the acquisition loop with the embedded local LLM
 # (installed by the llm target) proposing solutions for a built-in task, exemplars from the
 # shipped verified pool, the rule verifier ranking them, the best executed (OMPL primitives,
-# MPC on the generated rewards). Re-running resumes the same run.
+# MPC on the generated rewards). Re-running resumes the same run. The LLM gets both cores
+# (nothing else runs during the demo; by default it takes half of them).
 demo: $(LLM_STAMP)
-	$(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 \
+	SIMJUDGE_LLM_THREADS=2 $(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 \
 		--verifier rule --reward-solver mpc --pool runs/demo/pool.sqlite \
 		--out runs/demo/acquire --resume
 
