@@ -38,7 +38,7 @@ from simjudge.envs.sim_state import SimState
 from simjudge.envs.state_api import STATE_API
 
 from .library import RunDir, SubtaskVerdict
-from .subtask_env import SubtaskEnv, SubtaskSpec
+from .subtask_env import SubtaskEnv, SubtaskSpec, rollout_policy
 
 if TYPE_CHECKING:  # pragma: no cover - skills sit below tasks; the schema is used by duck typing
     from simjudge.tasks.solution import Solution, Subtask
@@ -228,7 +228,7 @@ class _Runner:
             return self._oracle(subtask, start, verdict, compiled)
         if self.reward_solver == "mpc":
             return self._mpc(subtask, start, verdict, compiled)
-        from .sac import SACConfig, rollout_policy, train_sac
+        from .sac import SACConfig, train_sac
 
         budget = self.budget_steps or subtask.budget_steps or DEFAULT_BUDGET_STEPS
         config = dataclasses.replace(
@@ -288,32 +288,22 @@ class _Runner:
         from .scripted import ScriptedPolicy
 
         self.env.translation_mode = "delta-translation"
-        sub_env = SubtaskEnv(
-            self.spec(subtask, start, "delta-translation"), sim=self.env, reward=compiled
-        )
+        spec = self.spec(subtask, start, "delta-translation")
+        sub_env = SubtaskEnv(spec, sim=self.env, reward=compiled)
         sub_env.reset()
         policy = ScriptedPolicy(self.env)
         if self.env.scene.robot.attachment is not None:
             # the grasp is established: skip the approach and contact phases
             policy._switch("lift" if isinstance(self.env.goal, PlaceGoal) else "actuate")
-        frames = [sub_env.render()] if self.video else []
-        info: dict[str, Any] = {"is_success": False}
-        done = False
-        while not done:
-            _, _, terminated, truncated, info = sub_env.step(policy())
-            done = terminated or truncated
-            if self.video:
-                frames.append(sub_env.render())
-        verdict.success, verdict.steps = bool(info["is_success"]), sub_env.steps
-        if "reward_error" in info:
-            verdict.error_type = info["reward_error"]["type"]
-            verdict.reason = f"reward code failed: {info['reward_error']['message']}"
-        elif not verdict.success:
-            verdict.reason = (
-                f"the oracle did not reach the subtask's success in {sub_env.steps} steps"
-            )
+        run = rollout_policy(policy, sub_env, render=self.video)
+        verdict.success, verdict.steps = run.success, run.steps
+        if run.error is not None:
+            verdict.error_type = run.error["type"]
+            verdict.reason = f"reward code failed ({run.error['type']}): {run.error['message']}"
+        elif not run.success:
+            verdict.reason = f"the oracle did not reach the subtask's success in {run.steps} steps"
         verdict.details = {"solver": "oracle (privileged ScriptedPolicy; not SAC)"}
-        return frames, None
+        return run.frames, None
 
 
 class _CommandRecorder:

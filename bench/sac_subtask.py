@@ -1,0 +1,154 @@
+"""SAC on reference reward subtasks: env steps and wall time to reach the success threshold.
+
+For each task, the reference solution's (``tasks/library/solutions/<EnvId>.yaml``)
+primitive prefix is executed once with the motion-planning primitives (seed 0);
+its end state (the part already held by suction) is the start state of the
+solution's first reward subtask. SAC (:func:`simjudge.skills.sac.train_sac`,
+default MLP 256×256×256 unless ``--net`` says otherwise) then learns that subtask
+for each seed until the evaluation success rate reaches the threshold or the
+budget ends. Target: ≤ 50k env steps for ≥ 4 of 5 seeds (RoboGen trains 1M steps).
+
+Prints one row per (task, seed) and a per-task summary; ``--json`` also writes the
+rows. Seeds run in ``--jobs`` parallel processes (torch uses one thread each).
+
+Usage: ``python bench/sac_subtask.py [--tasks OpenDrawer-v0 ...] [--seeds 5]
+[--budget 50000] [--jobs 2] [--net 256,256,256] [--json out.json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from simjudge.skills.executor import execute_solution, load_solution
+from simjudge.skills.library import RunDir
+from simjudge.skills.sac import SACConfig, train_sac
+from simjudge.skills.subtask_env import SubtaskSpec
+
+TASKS = ("OpenDrawer-v0", "TurnSafeDial-v0", "OpenBoxLid-v0")
+"""Pull a grasped drawer open, turn a grasped dial, lift a grasped lid."""
+
+BENCH_CONFIG = SACConfig(
+    net_arch=(256, 256, 256),
+    learning_rate=3e-4,
+    batch_size=256,
+    learning_starts=1_000,
+    train_freq=1,
+    gradient_steps=1,
+    gamma=0.95,
+    eval_freq=1_000,
+    n_eval_episodes=5,
+    success_threshold=0.8,
+    progress_bar=False,
+)
+
+
+def reward_subtask_spec(task: str, seed: int = 0) -> SubtaskSpec:
+    """The task's first reward subtask, started where its primitive prefix ends."""
+    solution = load_solution(task)
+    index = next(i for i, s in enumerate(solution.subtasks) if s.kind == "reward")
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = execute_solution(solution.prefix(index), tmp, seed=seed, video=False)
+        if not all(summary.subtask_success):
+            reasons = [v.reason for v in summary.verdicts if not v.success]
+            raise RuntimeError(f"{task}: the primitive prefix failed: {reasons}")
+        _, start = RunDir(tmp).load_subtask(index - 1)
+    subtask = solution.subtasks[index]
+    return SubtaskSpec(
+        scene=solution.scene.model_dump(mode="json", by_alias=True),
+        reward_code=subtask.code,
+        start_state=start.to_dict(),
+        action_space=subtask.action_space,
+        name=subtask.name,
+        task=solution.task,
+        scene_seed=seed,
+    )
+
+
+def _run(args: tuple[str, dict, int, dict]) -> dict:
+    task, spec_data, seed, config_data = args
+    config = replace(SACConfig(**config_data), seed=seed)
+    result = train_sac(SubtaskSpec.from_dict(spec_data), config)
+    return {
+        "task": task,
+        "seed": seed,
+        "success": result.success,
+        "steps_to_success": result.steps_to_success,
+        "env_steps": result.env_steps,
+        "wall_time_s": round(result.wall_time_s, 1),
+        "best_success_rate": result.best_success_rate,
+        "reason": result.reason,
+    }
+
+
+HEADER = f"{'task':18s} {'seed':>4s} {'success':>7s} {'steps':>8s} {'wall s':>8s}  best rate"
+
+
+def _row(r: dict) -> str:
+    steps = r["steps_to_success"] if r["success"] else f">{r['env_steps']}"
+    return (
+        f"{r['task']:18s} {r['seed']:4d} {str(r['success']):>7s} {steps!s:>8s} "
+        f"{r['wall_time_s']:8.1f}  {r['best_success_rate']:.2f}"
+    )
+
+
+def _summary(rows: list[dict], budget: int, seeds: int) -> None:
+    for task in dict.fromkeys(r["task"] for r in rows):
+        mine = [r for r in rows if r["task"] == task]
+        ok = [r for r in mine if r["success"] and r["steps_to_success"] <= budget]
+        steps = [r["steps_to_success"] for r in ok]
+        med = f"median {statistics.median(steps):,.0f} steps" if steps else "no success"
+        wall = statistics.median(r["wall_time_s"] for r in mine)
+        verdict = "meets" if len(ok) >= max(1, round(0.8 * seeds)) else "MISSES"
+        print(
+            f"{task:18s} {len(ok)}/{len(mine)} seeds ≤ {budget:,} steps ({med}, median wall "
+            f"{wall:.0f} s): {verdict} the target (≥ 4/5 seeds ≤ 50k steps)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--budget", type=int, default=50_000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--net", default="256,256,256", help="hidden layers, e.g. 256,256,256")
+    parser.add_argument("--json", default=None, help="also write the rows to this file")
+    args = parser.parse_args()
+    net = tuple(int(x) for x in args.net.split(","))
+    config = replace(BENCH_CONFIG, total_steps=args.budget, net_arch=net)
+    print(
+        f"SAC config: net {list(net)}, lr {config.learning_rate}, batch {config.batch_size}, "
+        f"learning_starts {config.learning_starts}, train_freq {config.train_freq}, "
+        f"gradient_steps {config.gradient_steps}, gamma {config.gamma}, eval every "
+        f"{config.eval_freq} steps on {config.n_eval_episodes} episodes, threshold "
+        f"{config.success_threshold}; budget {args.budget:,} env steps; {args.jobs} jobs"
+    )
+    start = time.perf_counter()
+    specs = {task: reward_subtask_spec(task).to_dict() for task in args.tasks}
+    work = [(t, specs[t], seed, asdict(config)) for t in args.tasks for seed in range(args.seeds)]
+    spawn = multiprocessing.get_context("spawn")  # no fork after torch was imported
+    rows = []
+    print(HEADER, flush=True)
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=spawn) as pool:
+        for row in pool.map(_run, work):  # in order, printed as soon as available
+            rows.append(row)
+            print(_row(row), flush=True)
+    print()
+    _summary(rows, args.budget, args.seeds)
+    print(f"total wall time {time.perf_counter() - start:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
