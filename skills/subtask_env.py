@@ -68,7 +68,6 @@ class SubtaskSpec:
     frameskip: int = 2
     scene_seed: int = 0
     control_suction: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
