@@ -20,6 +20,7 @@ __all__ = [
     "quat_angle_between",
     "quat_look_along",
     "quat_align_z",
+    "rpy_matrix",
 ]
 
 
@@ -126,3 +127,23 @@ def quat_align_z(orientation: np.ndarray, z_axis: np.ndarray) -> np.ndarray:
         return quat_multiply(quat_from_axis_angle(perpendicular * math.pi), orientation)
     turn = quat_from_axis_angle(axis / sin * math.atan2(sin, cos))
     return quat_multiply(turn, orientation)
+
+
+def rpy_matrix(rpy: tuple[float, float, float] | list[float]) -> np.ndarray:
+    """Rotation matrix of URDF fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = (
+        math.cos(r),
+        math.sin(r),
+        math.cos(p),
+        math.sin(p),
+        math.cos(y),
+        math.sin(y),
+    )
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )

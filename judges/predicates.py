@@ -101,16 +101,9 @@ class JointClosed(Predicate):
 
 
 @dataclass(frozen=True)
-class Pressed(Predicate):
-    """A button's joint is pushed in past ``fraction`` of its travel."""
-
-    object: str
-    joint: str
-    fraction: float = 0.5
-
-    def holds(self, view: StateView) -> bool:
-        """fraction(q) ≥ ``fraction`` (buttons rest at their lower limit)."""
-        return joint_fraction(view, self.object, self.joint) >= self.fraction
+class Pressed(JointOpen):
+    """A button's joint is pushed in past ``fraction`` of its travel (buttons rest at
+    their lower limit, so this is :class:`JointOpen` under the name tasks use)."""
 
     def describe(self) -> str:
         """``Pressed(obj.joint >= f)``."""

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from simjudge.envs.transforms import rpy_matrix
+
 __all__ = [
     "Shape",
     "SurfaceSample",
@@ -28,26 +30,6 @@ __all__ = [
 ]
 
 
-def _rpy_matrix(rpy: tuple[float, float, float]) -> np.ndarray:
-    """URDF fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (
-        math.cos(r),
-        math.sin(r),
-        math.cos(p),
-        math.sin(p),
-        math.cos(y),
-        math.sin(y),
-    )
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
-
-
 def _origin(elem: ET.Element | None) -> np.ndarray:
     """4x4 transform of an URDF ``<origin>`` element (identity when absent)."""
     t = np.eye(4)
@@ -55,7 +37,7 @@ def _origin(elem: ET.Element | None) -> np.ndarray:
         return t
     xyz = [float(v) for v in elem.get("xyz", "0 0 0").split()]
     rpy = [float(v) for v in elem.get("rpy", "0 0 0").split()]
-    t[:3, :3] = _rpy_matrix(tuple(rpy))
+    t[:3, :3] = rpy_matrix(tuple(rpy))
     t[:3, 3] = xyz
     return t
 

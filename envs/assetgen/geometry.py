@@ -14,6 +14,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..transforms import rpy_matrix
+
 __all__ = [
     "RGBA",
     "Vec3",
@@ -118,26 +120,6 @@ def sphere(radius: float, xyz: Vec3, rgba: RGBA) -> Shape:
 
 def _vec(v: tuple[float, ...] | list[float]) -> Vec3:
     return (float(v[0]), float(v[1]), float(v[2]))
-
-
-def rpy_matrix(rpy: tuple[float, float, float] | list[float]) -> np.ndarray:
-    """Rotation matrix of URDF roll-pitch-yaw angles (``Rz(yaw) Ry(pitch) Rx(roll)``)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = (
-        math.cos(r),
-        math.sin(r),
-        math.cos(p),
-        math.sin(p),
-        math.cos(y),
-        math.sin(y),
-    )
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
 
 
 def transform(
