@@ -131,8 +131,8 @@ class CameraConfig(_Strict):
     """
 
     name: str = "front"
-    eye: tuple[float, float, float] = (0.75, -1.05, 0.95)
-    target: tuple[float, float, float] = (-0.05, 0.0, 0.2)
+    eye: tuple[float, float, float] = (0.15, -1.45, 1.0)
+    target: tuple[float, float, float] = (-0.2, 0.0, 0.25)
     fov: float = Field(default=50.0, gt=1.0, lt=170.0)
     width: int = Field(default=320, ge=16, le=2048)
     height: int = Field(default=240, ge=16, le=2048)
