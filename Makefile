@@ -35,7 +35,7 @@ llm: $(LLM_STAMP)
 # MPC on the generated rewards). Re-running resumes the same run. The LLM gets both cores
 # (nothing else runs during the demo; by default it takes half of them).
 demo: $(LLM_STAMP)
-	SIMJUDGE_LLM_THREADS=2 $(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 \
+	SIMJUDGE_LLM_THREADS=2 $(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 --max-tokens 512 \
 		--verifier rule --reward-solver mpc --pool runs/demo/pool.sqlite \
 		--out runs/demo/acquire --resume
 

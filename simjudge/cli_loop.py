@@ -20,7 +20,8 @@ def _acquire(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     request = TaskRequest.resolve(args.task, args.description or "", args.object)
-    proposer = make_proposer(args.proposer, out, args.model, args.llm_cache, args.temperature)
+    proposer = make_proposer(args.proposer, out, args.model, args.llm_cache, args.temperature,
+                             args.max_tokens)
     judge_client = None
     if args.verifier == "llm":
         from simjudge.tasks.components import make_client_for
@@ -119,6 +120,8 @@ def add_loop_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="LLM model (registry name or server model)")
     p.add_argument("--llm-cache", default=None, help="recorded exchanges (required for replay)")
     p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--max-tokens", type=int, default=1024,
+                   help="token budget per LLM proposal attempt (runaway replies stop here)")
     p.add_argument("--verifier", default="rule", choices=["none", "rule", "prm", "llm"])
     p.add_argument("--judge-proposer", default=None, help="LLM backend of the llm verifier")
     p.add_argument("--prm", default=None, help="trained PRM folder (for --verifier prm)")

@@ -65,6 +65,7 @@ def make_proposer(
     model: str | None = None,
     cache_dir: str | Path | None = None,
     temperature: float = 0.7,
+    max_tokens: int = 1024,
 ):
     """A proposer by name: ``template`` (deterministic baseline) or an LLM backend."""
     if name not in PROPOSERS:
@@ -76,7 +77,7 @@ def make_proposer(
     from .llm_proposer import LLMProposer
 
     client = make_client_for(name, Path(out), model, cache_dir)
-    return LLMProposer(client, temperature=temperature)
+    return LLMProposer(client, temperature=temperature, max_tokens=max_tokens)
 
 
 def make_execute_fn(
