@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .dataset import ExecuteFn, ExecutionOutcome
+from .dataset import ExecuteFn, ExecutionOutcome, atomic_write, execute_checkpointed
 from .proposer import Exemplar, Proposer, TaskRequest
 from .solution import Solution
 
@@ -69,13 +69,6 @@ class AcquireResult:
     out: Path = Path(".")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _check_config(out: Path, config: dict[str, Any], resume: bool) -> None:
     path = out / "config.json"
     if path.exists():
@@ -91,7 +84,7 @@ def _check_config(out: Path, config: dict[str, Any], resume: bool) -> None:
                 f"({ {k: previous.get(k) for k in keys} }); rerun with the same parameters"
             )
         return
-    _atomic_write(path, json.dumps(config, indent=2, default=str) + "\n")
+    atomic_write(path, json.dumps(config, indent=2, default=str) + "\n")
 
 
 def _propose(out: Path, request, proposer, exemplars, n, seed) -> tuple[dict[str, Solution], list]:
@@ -105,8 +98,8 @@ def _propose(out: Path, request, proposer, exemplars, n, seed) -> tuple[dict[str
     failures = list(getattr(proposer, "last_failures", []))
     solutions = {f"cand_{i:03d}": s for i, s in enumerate(produced)}
     for cid, solution in solutions.items():
-        _atomic_write(out / "proposals" / f"{cid}.yaml", solution.to_yaml())
-    _atomic_write(index, json.dumps({"candidates": list(solutions), "failures": failures,
+        atomic_write(out / "proposals" / f"{cid}.yaml", solution.to_yaml())
+    atomic_write(index, json.dumps({"candidates": list(solutions), "failures": failures,
                                      "requested": n}, indent=2) + "\n")
     return solutions, failures
 
@@ -131,20 +124,9 @@ def _verify(out: Path, request, solutions, score, verifier_name) -> tuple[list[s
         data = json.loads(path.read_text())
         return data["ranking"], data["details"]
     ranking, details = rank_candidates(request, solutions, score)
-    _atomic_write(path, json.dumps({"verifier": verifier_name, "ranking": ranking,
+    atomic_write(path, json.dumps({"verifier": verifier_name, "ranking": ranking,
                                     "details": details}, indent=2, default=str) + "\n")
     return ranking, details
-
-
-def _execute(out: Path, cid: str, solution: Solution, execute: ExecuteFn) -> ExecutionOutcome:
-    path = out / "outcomes" / f"{cid}.json"
-    if path.exists():
-        data = json.loads(path.read_text())
-        return ExecutionOutcome(tuple(data["subtask_success"]), data["task_success"],
-                                data["reason"])
-    outcome = execute(solution, out / "exec" / cid)
-    _atomic_write(path, json.dumps(asdict(outcome), indent=2) + "\n")
-    return outcome
 
 
 def acquire(
@@ -182,7 +164,8 @@ def acquire(
     result = AcquireResult(request.name, list(solutions), ranking, proposal_failures=failures,
                            out=out)
     for cid in tqdm(chosen, desc=f"execute {request.name}", disable=not progress):
-        outcome = _execute(out, cid, solutions[cid], execute)
+        outcome = execute_checkpointed(out / "outcomes" / f"{cid}.json", solutions[cid],
+                                       out / "exec" / cid, execute)
         result.executed[cid] = outcome
         if outcome.task_success and pool is not None:
             pool.append_success(_pool_fields(request), solutions[cid], outcome,
@@ -225,7 +208,7 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         "candidates": rows,
         "wall_time_s": round(wall_time_s, 2),
     }
-    _atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     lines = [f"# acquire: {result.task}", "",
              f"- task success: **{result.task_success}**",
              f"- valid proposals: {len(result.candidates)} / {requested}",
@@ -239,4 +222,4 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         task = "" if r["task_success"] is None else ("✓" if r["task_success"] else "✗")
         lines.append(f"| {r['rank']} | {r['candidate']} | {score} | {r['executed']} | {subs} "
                      f"| {task} | {r['reason'][:80]} |")
-    _atomic_write(out / "summary.md", "\n".join(lines) + "\n")
+    atomic_write(out / "summary.md", "\n".join(lines) + "\n")

@@ -36,6 +36,8 @@ from .solution import Solution
 __all__ = [
     "ExecutionOutcome",
     "PrefixRecord",
+    "atomic_write",
+    "execute_checkpointed",
     "build_dataset",
     "label_prefixes",
     "load_records",
@@ -155,16 +157,23 @@ def _save_solution(folder: Path, solution: Solution) -> str:
     return sid
 
 
-def _execute_once(folder: Path, sid: str, solution: Solution, execute: ExecuteFn) -> ExecutionOutcome:
-    path = folder / "outcomes" / f"{sid}.json"
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so a kill never leaves a half-written file (write, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def execute_checkpointed(
+    path: Path, solution: Solution, run_dir: Path, execute: ExecuteFn
+) -> ExecutionOutcome:
+    """The outcome stored at ``path``, or execute and store it atomically (resumable runs)."""
     if path.exists():
         data = json.loads(path.read_text())
         return ExecutionOutcome(tuple(data["subtask_success"]), data["task_success"], data["reason"])
-    outcome = execute(solution, folder / "runs" / sid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(outcome)))
-    tmp.replace(path)  # atomic: a kill never leaves half an outcome
+    outcome = execute(solution, run_dir)
+    atomic_write(path, json.dumps(asdict(outcome), indent=2) + "\n")
     return outcome
 
 
@@ -205,7 +214,9 @@ def build_dataset(
         entries = _task_entries(task, proposer, completer, base, completions, seed)
         for entry in tqdm(entries, desc=task.name, leave=False, disable=not progress):
             sid = _save_solution(folder, entry.solution)
-            entry.outcome = _execute_once(folder, sid, entry.solution, execute)
+            entry.outcome = execute_checkpointed(
+                folder / "outcomes" / f"{sid}.json", entry.solution, folder / "runs" / sid, execute
+            )
         task_records = label_prefixes(task, entries)
         records += task_records
         summary.append({"task": task.name, "solutions": len(entries),
