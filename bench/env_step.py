@@ -28,7 +28,7 @@ import time
 import numpy as np
 import psutil
 
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 __all__ = ["main"]
 

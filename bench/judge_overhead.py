@@ -28,8 +28,7 @@ import time
 import numpy as np
 
 from simjudge.judges import CodeSuccessJudge, JudgePanel, JudgeRecord, PrivilegedProgressJudge
-from simjudge.tasks.registry import make_task_env
-from simjudge.tasks.spec import load_task
+from simjudge.tasks.spec import load_task, make_task_env
 
 
 def success_code(task: str) -> str:

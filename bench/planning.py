@@ -30,7 +30,7 @@ import numpy as np
 from simjudge.skills.collision import CollisionChecker, preserved_state
 from simjudge.skills.planning import PlannerConfig
 from simjudge.skills.primitives import PrimitiveConfig, grasp_object_link, move_to_pose
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 GRASP_TARGETS: list[tuple[str, str, str]] = [
     ("OpenDrawer-v0", "StorageFurniture", "link_1"),

@@ -27,10 +27,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from simjudge.skills.executor import execute_solution, load_solution
-from simjudge.skills.library import RunDir
+from simjudge.skills.executor import execute_solution
+from simjudge.skills.run_files import load_subtask
 from simjudge.skills.sac import SACConfig, train_sac
 from simjudge.skills.subtask_env import SubtaskSpec
+from simjudge.tasks.spec import RunDir, load_solution
 
 TASKS = ("OpenDrawer-v0", "TurnSafeDial-v0", "OpenBoxLid-v0")
 """Pull a grasped drawer open, turn a grasped dial, lift a grasped lid."""
@@ -59,7 +60,7 @@ def reward_subtask_spec(task: str, seed: int = 0) -> SubtaskSpec:
         if not all(summary.subtask_success):
             reasons = [v.reason for v in summary.verdicts if not v.success]
             raise RuntimeError(f"{task}: the primitive prefix failed: {reasons}")
-        _, start = RunDir(tmp).load_subtask(index - 1)
+        _, start = load_subtask(RunDir(tmp), index - 1)
     subtask = solution.subtasks[index]
     return SubtaskSpec(
         scene=solution.scene.model_dump(mode="json", by_alias=True),

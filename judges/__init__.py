@@ -14,7 +14,7 @@ streaming OPD metrics, JSON episode records).
 
 Example:
     >>> from simjudge.judges import JudgeReward, JudgeVerify, make_judge
-    >>> from simjudge.tasks.registry import make_task_env
+    >>> from simjudge.tasks.spec import make_task_env
     >>> judge = make_judge("privileged")
     >>> env = JudgeVerify(JudgeReward(make_task_env("OpenDrawer-v0"), judge), judge)
     >>> obs, info = env.reset(seed=0)
@@ -49,7 +49,7 @@ from .metrics import (
     MC_THRESHOLDS,
     FailureFingerprint,
     OPDMetrics,
-    SolutionOutcome,
+    Outcome,
     StreamingOPD,
     SuccessRates,
     assr,
@@ -192,7 +192,7 @@ __all__ = [
     "mc_at_k",
     "summarize_episodes",
     # Success rates of executed solutions
-    "SolutionOutcome",
+    "Outcome",
     "SuccessRates",
     "assr",
     "atsr",

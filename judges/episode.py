@@ -45,11 +45,12 @@ versions              object                simjudge, numpy, gymnasium versions
 from __future__ import annotations
 
 import json
-import platform
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from simjudge.tasks.spec import versions, write_json
 
 from .signals import JudgeSignal, to_jsonable
 
@@ -147,8 +148,7 @@ class EpisodeRecord:
     def save(self, path: str | Path) -> Path:
         """Write the record as indented JSON (parent folders are created)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        write_json(path, self.to_dict(), indent=1)
         return path
 
     @classmethod
@@ -158,15 +158,5 @@ class EpisodeRecord:
 
 
 def library_versions() -> dict[str, str]:
-    """Versions a record depends on (simjudge, python, numpy, gymnasium)."""
-    import gymnasium
-    import numpy
-
-    import simjudge
-
-    return {
-        "simjudge": simjudge.__version__,
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "gymnasium": gymnasium.__version__,
-    }
+    """Versions a record depends on (python, simjudge, numpy, gymnasium, ...)."""
+    return versions()

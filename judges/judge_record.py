@@ -31,7 +31,7 @@ class JudgeRecord(BaseJudgeWrapper):
 
     Example:
         >>> from simjudge.judges import JudgeRecord, make_judge
-        >>> from simjudge.tasks.registry import make_task_env
+        >>> from simjudge.tasks.spec import make_task_env
         >>> env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=3), make_judge("privileged"))
         >>> obs, info = env.reset(seed=0)
         >>> for _ in range(3):

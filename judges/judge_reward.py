@@ -38,7 +38,7 @@ class JudgeReward(BaseJudgeWrapper):
 
     Example:
         >>> from simjudge.judges import JudgeReward, make_judge
-        >>> from simjudge.tasks.registry import make_task_env
+        >>> from simjudge.tasks.spec import make_task_env
         >>> env = JudgeReward(make_task_env("OpenDrawer-v0"), make_judge("privileged"))
         >>> obs, info = env.reset(seed=0)
         >>> obs, reward, terminated, truncated, info = env.step(env.action_space.sample())

@@ -40,7 +40,7 @@ class JudgeVerify(BaseJudgeWrapper):
 
     Example:
         >>> from simjudge.judges import JudgeVerify, make_judge
-        >>> from simjudge.tasks.registry import make_task_env
+        >>> from simjudge.tasks.spec import make_task_env
         >>> env = JudgeVerify(make_task_env("OpenDrawer-v0"), make_judge("privileged"))
         >>> obs, info = env.reset(seed=0)
         >>> info["judge"]["verdict"]

@@ -162,7 +162,7 @@ class PrivilegedProgressJudge(Judge):
     tasks, set by ``JudgeContext.from_env``).
 
     Example:
-        >>> from simjudge.tasks.registry import make_task_env
+        >>> from simjudge.tasks.spec import make_task_env
         >>> env = make_task_env("OpenDrawer-v0")
         >>> obs, info = env.reset(seed=0)
         >>> judge = PrivilegedProgressJudge()

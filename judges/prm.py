@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from simjudge.tasks.spec import write_json
+
 __all__ = [
     "AGGREGATIONS",
     "PRMConfig",
@@ -288,7 +290,7 @@ class PRMVerifier:
         torch.save(self._model.state_dict(), folder / "prm.pt")
         meta = {"config": asdict(self.config), "threshold": self.threshold, "dim": self._dim,
                 "history": self.history, "uses_rule": self.rule is not None}
-        (folder / "prm.json").write_text(json.dumps(meta, indent=2) + "\n")
+        write_json(folder / "prm.json", meta)
         return folder
 
     @classmethod

@@ -32,7 +32,7 @@ _LAZY: dict[str, str] = {
     "TaskSpec": "simjudge.tasks.spec",
     "load_task": "simjudge.tasks.spec",
     "load_library": "simjudge.tasks.spec",
-    "make_task_env": "simjudge.tasks.registry",
+    "make_task_env": "simjudge.tasks.spec",
     # simjudge.skills: policies and rollouts
     "ScriptedPolicy": "simjudge.skills.scripted",
     "rollout": "simjudge.skills.rollout",
@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _register() -> None:
-    from simjudge.tasks.registry import register_builtin_tasks
+    from simjudge.tasks.spec.registry import register_builtin_tasks
 
     register_builtin_tasks()
 

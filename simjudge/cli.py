@@ -77,7 +77,7 @@ def _tasks_list(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> int:
     import imageio.v2 as imageio
 
-    from simjudge.tasks.registry import make_task_env
+    from simjudge.tasks.spec import make_task_env
 
     env = make_task_env(args.task, render_mode="rgb_array", camera=args.camera)
     try:
@@ -103,8 +103,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from simjudge.skills.executor import execute_solution, load_solution
+    from simjudge.skills.executor import execute_solution
     from simjudge.skills.library import SkillLibrary
+    from simjudge.tasks.spec import load_solution
 
     sac_config = None
     if args.n_envs != 1:
@@ -134,10 +135,10 @@ def _execute(args: argparse.Namespace) -> int:
         print(f"[{status}] {v.index:02d} {v.kind:9s} {v.name} ({v.steps} steps, "
               f"{v.wall_time_s:.1f} s){why}")
     goal = {None: "no built-in goal", True: "goal holds", False: "goal does not hold"}
-    print(f"{summary.task}: {'success' if summary.success else 'failure'} "
-          f"({goal[summary.goal_success]}); wrote {args.out}/verdicts.jsonl, summary.json"
+    print(f"{summary.task}: {'success' if summary.task_success else 'failure'} "
+          f"({goal[summary.verified_success]}); wrote {args.out}/verdicts.jsonl, summary.json"
           + ("" if args.no_video else ", solution.mp4"))
-    return 0 if summary.success else 1
+    return 0 if summary.task_success else 1
 
 
 def _skills_list(args: argparse.Namespace) -> int:

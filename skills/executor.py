@@ -1,4 +1,4 @@
-"""Execute a :class:`~simjudge.tasks.solution.Solution` subtask by subtask.
+"""Execute a :class:`~simjudge.tasks.spec.Solution` subtask by subtask.
 
 The executor builds one :class:`~simjudge.envs.SimEnv` from the solution's scene
 (seeded) and runs the subtasks in order, each from the previous one's end state
@@ -25,9 +25,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,80 +35,32 @@ from simjudge.envs.goals import PlaceGoal
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.envs.state_api import STATE_API
+from simjudge.tasks.spec import (
+    Outcome,
+    RunDir,
+    Solution,
+    Subtask,
+    SubtaskVerdict,
+    TaskSpecError,
+    load_solution,
+    load_task,
+)
 
-from .library import RunDir, SubtaskVerdict
+from .run_files import load_subtask, prepare_run, save_subtask, subtask_dir, write_results
 from .subtask_env import SubtaskEnv, SubtaskSpec, rollout_policy
 
-if TYPE_CHECKING:  # pragma: no cover - skills sit below tasks; the schema is used by duck typing
-    from simjudge.tasks.solution import Solution, Subtask
-
 __all__ = [
-    "REFERENCE_SOLUTIONS_DIR",
     "REWARD_SOLVERS",
-    "ExecutionSummary",
-    "SubtaskVerdict",
     "default_primitives",
     "execute_solution",
-    "load_solution",
 ]
 
 REWARD_SOLVERS: tuple[str, ...] = ("sac", "mpc", "oracle")
-REFERENCE_SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "tasks" / "library" / "solutions"
-"""Hand-written reference solutions, ``<EnvId>.yaml``."""
 DEFAULT_BUDGET_STEPS = 50_000
 """SAC env-step budget per reward subtask when neither the call nor the subtask sets one."""
 
 PrimitiveImpl = Callable[..., Any]
 """``impl(env, *args) -> result`` with ``.success``, ``.reason``, ``.steps``, ``.frames``."""
-
-
-@dataclass
-class ExecutionSummary:
-    """What executing a solution achieved (also written to ``summary.json``).
-
-    Attributes:
-        task: The solution's task name.
-        success: Every subtask succeeded and, for a built-in task, its goal holds at the end.
-        subtask_success: Per subtask, in order (only those run or resumed).
-        goal_success: The built-in task's goal at the end, or None if the task is not built in.
-        goal_facts: The goal's facts at the end.
-        verdicts: Per-subtask verdicts.
-        env_steps: Env steps over all subtasks (SAC training included).
-        wall_time_s: Wall time of this call.
-        out_dir: The run directory.
-    """
-
-    task: str
-    success: bool
-    subtask_success: list[bool]
-    goal_success: bool | None
-    goal_facts: dict[str, Any]
-    verdicts: list[SubtaskVerdict]
-    env_steps: int
-    wall_time_s: float
-    out_dir: str
-
-
-def load_solution(source: str | Path) -> Solution:
-    """A solution from a YAML path, or the reference solution of a built-in task id.
-
-    Raises:
-        FileNotFoundError: Neither a file nor a task with a reference solution; the
-            message lists the reference solutions there are.
-    """
-    from simjudge.tasks.solution import Solution
-
-    path = Path(source)
-    if path.exists():
-        return Solution.from_yaml(path)
-    ref = REFERENCE_SOLUTIONS_DIR / f"{str(source).removeprefix('simjudge/')}.yaml"
-    if ref.exists():
-        return Solution.from_yaml(ref)
-    known = sorted(p.stem for p in REFERENCE_SOLUTIONS_DIR.glob("*.yaml"))
-    raise FileNotFoundError(
-        f"{source!r} is neither a solution YAML file nor a task with a reference solution "
-        f"(reference solutions: {known})"
-    )
 
 
 def default_primitives(record: bool = True, seed: int = 0) -> dict[str, PrimitiveImpl]:
@@ -361,7 +312,7 @@ def _plain(value: Any) -> Any:
 
 
 def _run_subtask(runner: _Runner, index: int, subtask: Subtask, start: SimState, run_dir: RunDir):
-    where = run_dir.subtask_dir(index)
+    where = subtask_dir(run_dir, index)
     verdict = SubtaskVerdict(
         index=index,
         name=subtask.name,
@@ -386,7 +337,7 @@ def _run_subtask(runner: _Runner, index: int, subtask: Subtask, start: SimState,
     end = runner.env.get_state()
     if runner.video and not frames:
         frames = [runner.env.render()]
-    run_dir.save_subtask(verdict, start, end, frames, runner.env.metadata["render_fps"])
+    save_subtask(run_dir, verdict, start, end, frames, runner.env.metadata["render_fps"])
     return verdict, end
 
 
@@ -403,7 +354,7 @@ def execute_solution(
     resume: bool = True,
     video: bool = True,
     skills: Any = None,
-) -> ExecutionSummary:
+) -> Outcome:
     """Execute a solution and write its verdicts, summary and video to ``out_dir``.
 
     Args:
@@ -443,7 +394,7 @@ def execute_solution(
         "budget_steps": budget_steps,
         "continue_on_failure": continue_on_failure,
     }
-    run_dir.prepare(solution, config, resume)
+    prepare_run(run_dir, solution, config, resume)
     goal = _task_goal(solution.task)
     env = SimEnv(
         solution.scene,
@@ -463,20 +414,30 @@ def execute_solution(
     finally:
         env.close()
     ok = [v.success for v in verdicts]
-    goal_success = bool(goal_facts.get("success")) if goal is not None else None
-    summary = ExecutionSummary(
+    claimed = len(ok) == len(solution.subtasks) and all(ok)
+    verified = bool(goal_facts.get("success")) if goal is not None else None
+    failed = [v for v in verdicts if not v.success]
+    if claimed and verified is not False:
+        reason = "success"
+    elif failed:
+        reason = f"subtask {failed[0].index} ({failed[0].name}) failed: {failed[0].reason}"
+    else:
+        reason = f"task goal not reached: {goal_facts}"
+    outcome = Outcome(
+        subtask_success=tuple(ok),
+        task_success=claimed and verified is not False,
+        claimed_success=claimed,
+        verified_success=verified,
+        reason=reason,
         task=solution.task,
-        success=len(ok) == len(solution.subtasks) and all(ok) and goal_success is not False,
-        subtask_success=ok,
-        goal_success=goal_success,
         goal_facts=goal_facts,
         verdicts=verdicts,
         env_steps=sum(v.steps for v in verdicts),
         wall_time_s=time.perf_counter() - t0,
         out_dir=str(run_dir.root),
     )
-    run_dir.finish(summary, config, video, env.metadata["render_fps"])
-    return summary
+    write_results(run_dir, outcome, config, video, env.metadata["render_fps"])
+    return outcome
 
 
 def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills: Any):
@@ -484,7 +445,7 @@ def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills
     verdicts: list[SubtaskVerdict] = []
     fresh = False  # once a subtask runs, later ones must run too (their start changed)
     for index, subtask in enumerate(runner.solution.subtasks):
-        done = run_dir.load_subtask(index) if resume and not fresh else None
+        done = load_subtask(run_dir, index) if resume and not fresh else None
         if done is not None:
             verdict, state = done
         else:
@@ -499,8 +460,6 @@ def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills
 
 
 def _task_goal(task: str) -> Any:
-    from simjudge.tasks.spec import TaskSpecError, load_task
-
     try:
         return load_task(task).goal
     except TaskSpecError:

@@ -33,6 +33,7 @@ from simjudge.envs.catalogue import AssetEntry
 from simjudge.envs.scene_builder import BuiltScene, SceneObject
 from simjudge.envs.state_api import UnknownNameError
 from simjudge.envs.transforms import quat_align_z, quat_from_matrix, quat_rotate, quat_to_matrix
+from simjudge.tasks.spec import atomic_write
 
 from .geometry import SurfaceSample, load_urdf_geometry, sample_surface
 
@@ -134,9 +135,8 @@ def link_surface_samples(
         first = _interaction_sample(entry, link, scale)
         samples = ((first,) if first else ()) + tuple(sample_surface(geometry, link))
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
             rows = [asdict(s) | {"area": s.area if math.isfinite(s.area) else 1e9} for s in samples]
-            path.write_text(json.dumps(rows), encoding="utf-8")
+            atomic_write(path, json.dumps(rows))
     _memory[key] = samples
     return samples
 

@@ -14,7 +14,7 @@ of an exception.
 OMPL (``pip install simjudge[ompl]``, the 2.x wheel) is imported on first use.
 
 Example:
-    >>> from simjudge.tasks.registry import make_task_env
+    >>> from simjudge.tasks.spec import make_task_env
     >>> from simjudge.skills.planning import MotionPlanner, PlannerConfig
     >>> env = make_task_env("OpenDrawer-v0")
     >>> planner = MotionPlanner(env.scene, PlannerConfig(planner="rrtconnect", seed=1))

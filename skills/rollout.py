@@ -8,8 +8,6 @@ person can look at (``rollout.mp4``, ``progress.png``) and a program can read
 
 from __future__ import annotations
 
-import json
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -18,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EpisodeSummary", "rollout", "run_demo", "versions"]
+from simjudge.tasks.spec import versions, write_json
+
+__all__ = ["EpisodeSummary", "rollout", "run_demo"]
 
 
 @dataclass
@@ -46,28 +46,6 @@ class EpisodeSummary:
     progress: list[float] = field(default_factory=list)
     wall_time_s: float = 0.0
     final_info: dict[str, Any] = field(default_factory=dict)
-
-
-def versions() -> dict[str, str]:
-    """Versions of simjudge and the libraries a result depends on."""
-    import gymnasium
-    import numpy
-
-    import simjudge
-
-    out = {
-        "simjudge": simjudge.__version__,
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "gymnasium": gymnasium.__version__,
-    }
-    try:
-        from importlib.metadata import version
-
-        out["pybullet"] = version("pybullet")
-    except Exception:  # noqa: BLE001 - informational only
-        pass
-    return out
 
 
 def rollout(
@@ -138,7 +116,7 @@ def run_demo(task: str = "OpenDrawer-v0", out_dir: str | Path = "runs/demo", see
     """Build a built-in task, roll out the scripted policy, write video/plot/summary."""
     from simjudge.envs.wrappers import write_video
     from simjudge.skills.scripted import ScriptedPolicy
-    from simjudge.tasks.registry import make_task_env
+    from simjudge.tasks.spec import make_task_env
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -151,5 +129,5 @@ def run_demo(task: str = "OpenDrawer-v0", out_dir: str | Path = "runs/demo", see
         env.close()
     _plot_progress(summary, out / "progress.png")
     record = {"summary": asdict(summary), "task": task, "seed": seed, "versions": versions()}
-    (out / "summary.json").write_text(json.dumps(record, indent=2) + "\n")
+    write_json(out / "summary.json", record)
     return summary

@@ -35,6 +35,7 @@ import gymnasium as gym
 import numpy as np
 
 from simjudge.envs.codegen import GeneratedCodeError
+from simjudge.tasks.spec import write_json
 
 try:
     from stable_baselines3.common.callbacks import BaseCallback
@@ -475,7 +476,7 @@ def save_policy(model: Any, spec: SubtaskSpec, path: str | Path, meta: dict | No
     path.parent.mkdir(parents=True, exist_ok=True)
     model.save(path.with_suffix(".zip"))
     record = {"spec": spec.to_dict(), **(meta or {})}
-    path.with_suffix(".json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    write_json(path.with_suffix(".json"), record)
     return path.with_suffix(".zip")
 
 

@@ -30,20 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .dataset import ExecuteFn, ExecutionOutcome, atomic_write, execute_checkpointed
+from .dataset import ExecuteFn, execute_checkpointed
 from .proposer import Exemplar, Proposer, TaskRequest
-from .solution import Solution
+from .spec import Outcome, RunDir, RunDirError, Solution, atomic_write, success_rates
 
 __all__ = ["AcquireResult", "RunDirError", "acquire", "rank_candidates"]
 
 VERIFIERS: tuple[str, ...] = ("none", "rule", "prm", "llm")
 ScoreFn = Callable[[TaskRequest, Solution], tuple[float, dict[str, Any]]]
-
-
-class RunDirError(RuntimeError):
-    """The run directory conflicts with the requested run; the message says what to do."""
 
 
 @dataclass
@@ -63,28 +57,10 @@ class AcquireResult:
     task: str
     candidates: list[str]
     ranking: list[str]
-    executed: dict[str, ExecutionOutcome] = field(default_factory=dict)
+    executed: dict[str, Outcome] = field(default_factory=dict)
     proposal_failures: list[dict[str, Any]] = field(default_factory=list)
     task_success: bool = False
     out: Path = Path(".")
-
-
-def _check_config(out: Path, config: dict[str, Any], resume: bool) -> None:
-    path = out / "config.json"
-    if path.exists():
-        if not resume:
-            raise RunDirError(
-                f"{out} already holds a run; pass --resume to continue it or choose another --out"
-            )
-        previous = json.loads(path.read_text())
-        keys = [k for k in config if k != "versions" and previous.get(k) != config[k]]
-        if keys:
-            raise RunDirError(
-                f"cannot resume {out}: parameters {keys} differ from the original run "
-                f"({ {k: previous.get(k) for k in keys} }); rerun with the same parameters"
-            )
-        return
-    atomic_write(path, json.dumps(config, indent=2, default=str) + "\n")
 
 
 def _propose(out: Path, request, proposer, exemplars, n, seed) -> tuple[dict[str, Solution], list]:
@@ -151,10 +127,10 @@ def acquire(
 
     out = Path(out)
     started = time.time()
-    _check_config(out, {"task": request.name, "asset": request.asset, "candidates": candidates,
-                        "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
-                        "execute_all": execute_all, "top_k": top_k, "seed": seed,
-                        **(config or {})}, resume)
+    RunDir(out).prepare({"task": request.name, "asset": request.asset, "candidates": candidates,
+                         "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
+                         "execute_all": execute_all, "top_k": top_k, "seed": seed,
+                         **(config or {})}, resume=resume)
     exemplars: Sequence[Exemplar] = ()
     if pool is not None and top_k > 0:
         exemplars = pool.top_k(request.name, request.description, k=top_k)
@@ -194,7 +170,7 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
             "task_success": outcome.task_success if outcome else None,
             "reason": outcome.reason if outcome else "",
         })
-    subtask_flags = [f for o in executed.values() for f in o.subtask_success]
+    rates = success_rates(list(executed.values())) if executed else None
     summary = {
         "task": result.task,
         "task_success": result.task_success,
@@ -203,8 +179,8 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         "parse_valid_rate": len(result.candidates) / max(requested, 1),
         "proposal_failures": result.proposal_failures,
         "exemplars": [e.task for e in exemplars],
-        "ATSR": float(np.mean([o.task_success for o in executed.values()])) if executed else None,
-        "ASSR": float(np.mean(subtask_flags)) if subtask_flags else None,
+        "ATSR": rates.atsr if rates else None,
+        "ASSR": rates.assr if rates and rates.n_subtasks else None,
         "candidates": rows,
         "wall_time_s": round(wall_time_s, 2),
     }

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .dataset import ExecuteFn, ExecutionOutcome
-from .solution import Solution
+from .dataset import ExecuteFn
+from .spec import Outcome, Solution
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -86,24 +86,14 @@ def make_execute_fn(
     seed: int = 0,
     video: bool = True,
 ) -> ExecuteFn:
-    """The subtask executor as ``(solution, run_dir) -> ExecutionOutcome``."""
+    """The subtask executor as ``(solution, run_dir) -> Outcome``."""
     from simjudge.skills.executor import execute_solution
 
-    def execute(solution: Solution, run_dir: Path) -> ExecutionOutcome:
-        summary = execute_solution(
+    def execute(solution: Solution, run_dir: Path) -> Outcome:
+        return execute_solution(
             solution, run_dir, seed=seed, budget_steps=budget_steps,
             reward_solver=reward_solver, video=video, resume=True,
         )
-        flags = list(summary.subtask_success)
-        flags += [False] * (len(solution.subtasks) - len(flags))
-        failed = [v for v in summary.verdicts if not v.success]
-        if summary.success:
-            reason = "success"
-        elif failed:
-            reason = f"{failed[0].name}: {failed[0].reason}"
-        else:
-            reason = f"task goal not reached: {summary.goal_facts}"
-        return ExecutionOutcome(tuple(flags), bool(summary.success), reason)
 
     return execute
 

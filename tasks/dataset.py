@@ -31,12 +31,10 @@ from typing import Any
 import numpy as np
 
 from .proposer import TaskRequest
-from .solution import Solution
+from .spec import Outcome, RunDir, Solution, atomic_write, read_json, write_json
 
 __all__ = [
-    "ExecutionOutcome",
     "PrefixRecord",
-    "atomic_write",
     "execute_checkpointed",
     "build_dataset",
     "label_prefixes",
@@ -47,22 +45,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ExecutionOutcome:
-    """What executing one solution achieved.
-
-    Attributes:
-        subtask_success: Per-subtask success (subtasks after a stop count as failed).
-        task_success: Whole-task success.
-        reason: Why it stopped (first failure's reason, or "success").
-    """
-
-    subtask_success: tuple[bool, ...]
-    task_success: bool
-    reason: str = ""
-
-
-ExecuteFn = Callable[[Solution, Path], ExecutionOutcome]
+ExecuteFn = Callable[[Solution, Path], Outcome]
 
 
 @dataclass(frozen=True)
@@ -118,7 +101,12 @@ class _Entry:
     base_id: str
     origin: str
     completed_from: int
-    outcome: ExecutionOutcome | None = None
+    outcome: Outcome | None = None
+
+
+def _subtask_ok(outcome: Outcome, k: int) -> bool:
+    """Subtask ``k`` (1-based) ran and succeeded; subtasks after a stop were not evaluated."""
+    return k <= outcome.n_subtasks and outcome.subtask_success[k - 1]
 
 
 def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixRecord]:
@@ -128,7 +116,7 @@ def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixR
         outcome = entry.outcome
         for k in range(1, len(entry.solution.subtasks) + 1):
             key = _prefix_key(entry.solution, k)
-            ok = bool(outcome.subtask_success[k - 1] and outcome.task_success)
+            ok = _subtask_ok(outcome, k) and outcome.task_success
             positive[key] = positive.get(key, False) or ok
     records = []
     for entry in entries:
@@ -141,7 +129,7 @@ def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixR
                 n_subtasks=len(entry.solution.subtasks),
                 subtasks=tuple({"name": s.name, "kind": s.kind, "code": s.code}
                                for s in entry.solution.subtasks[:k]),
-                subtask_success=bool(entry.outcome.subtask_success[k - 1]),
+                subtask_success=_subtask_ok(entry.outcome, k),
                 task_success=bool(entry.outcome.task_success),
                 label=positive[_prefix_key(entry.solution, k)],
             ))
@@ -152,28 +140,18 @@ def _save_solution(folder: Path, solution: Solution) -> str:
     sid = solution_id(solution)
     path = folder / "solutions" / f"{sid}.yaml"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(solution.to_yaml())
+        atomic_write(path, solution.to_yaml())
     return sid
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so a kill never leaves a half-written file (write, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 def execute_checkpointed(
     path: Path, solution: Solution, run_dir: Path, execute: ExecuteFn
-) -> ExecutionOutcome:
+) -> Outcome:
     """The outcome stored at ``path``, or execute and store it atomically (resumable runs)."""
     if path.exists():
-        data = json.loads(path.read_text())
-        return ExecutionOutcome(tuple(data["subtask_success"]), data["task_success"], data["reason"])
+        return Outcome.from_dict(read_json(path))
     outcome = execute(solution, run_dir)
-    atomic_write(path, json.dumps(asdict(outcome), indent=2) + "\n")
+    write_json(path, outcome.to_dict())
     return outcome
 
 
@@ -207,7 +185,12 @@ def build_dataset(
     from tqdm import tqdm
 
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    run = RunDir(folder)
+    run.prepare({"command": "dataset build", "tasks": [t.name for t in tasks], "base": base,
+                 "completions": completions, "seed": seed,
+                 "proposer": getattr(proposer, "name", type(proposer).__name__),
+                 "completer": getattr(completer, "name", type(completer).__name__)},
+                resume=True)
     records: list[PrefixRecord] = []
     summary = []
     for task in tqdm(tasks, desc="tasks", disable=not progress):
@@ -223,13 +206,11 @@ def build_dataset(
                         "successful": sum(e.outcome.task_success for e in entries),
                         "prefixes": len(task_records),
                         "positive": sum(r.label for r in task_records)})
-    with (folder / "prefixes.jsonl").open("w") as fh:
-        for record in records:
-            fh.write(json.dumps(asdict(record)) + "\n")
+    run.write_text("prefixes.jsonl", "".join(json.dumps(asdict(r)) + "\n" for r in records))
     manifest = {"tasks": summary, "base": base, "completions": completions, "seed": seed,
                 "proposer": getattr(proposer, "name", type(proposer).__name__),
                 "completer": getattr(completer, "name", type(completer).__name__)}
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    run.write_json("manifest.json", manifest)
     return records
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from simjudge.skills.executor import REFERENCE_SOLUTIONS_DIR, execute_solution
+from simjudge.skills.executor import execute_solution
 
 from .pool_seed import EXEMPLAR_DIR
 from .proposer import TaskRequest
-from .spec import load_library
+from .spec import REFERENCE_SOLUTIONS_DIR, atomic_write, load_library
 from .template_proposer import TemplateProposer
 
 __all__ = ["build_exemplars"]
@@ -26,7 +26,7 @@ __all__ = ["build_exemplars"]
 def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: str = "mpc", seed: int = 0,
                     work: Path = Path("runs/exemplar_build")) -> list[str]:
     """Execute one candidate per built-in task; write the verified ones; return their ids."""
-    from .solution import Solution
+    from .spec import Solution
 
     out.mkdir(parents=True, exist_ok=True)
     verified = []
@@ -42,8 +42,8 @@ def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: str = "mpc", seed: 
             origin = "template"
         summary = execute_solution(solution, work / spec.env_id, seed=seed,
                                    reward_solver=reward_solver, video=False, resume=True)
-        print(f"{spec.env_id:26s} {origin:9s} {'verified' if summary.success else 'failed'}")
-        if not summary.success:
+        print(f"{spec.env_id:26s} {origin:9s} {'verified' if summary.task_success else 'failed'}")
+        if not summary.task_success:
             continue
         provenance = {**solution.provenance, "origin": origin, "asset": spec.asset,
                       "tags": list(spec.tags),
@@ -53,7 +53,7 @@ def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: str = "mpc", seed: 
         # pool entries are keyed by the task's name (so a task never retrieves itself)
         named = solution.model_copy(update={"task": spec.name, "description": spec.description,
                                             "provenance": provenance})
-        (out / f"{spec.env_id}.yaml").write_text(named.to_yaml())
+        atomic_write(out / f"{spec.env_id}.yaml", named.to_yaml())
         verified.append(spec.env_id)
     return verified
 

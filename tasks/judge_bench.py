@@ -49,8 +49,7 @@ from simjudge.judges.bench import (
     summarize_plan_results,
 )
 
-from .registry import make_task_env
-from .spec import load_task
+from .spec import RunDir, load_task, make_task_env
 
 __all__ = [
     "DEFAULT_TASKS",
@@ -250,8 +249,7 @@ def reference_subtasks(seed: int = 0) -> tuple[list[tuple[str, str, str, str, Ju
         ``(task, subtask name, kind, code, context)`` tuples and a description of the sources.
     """
     from .proposer import TaskRequest
-    from .solution import Solution
-    from .spec import LIBRARY_DIR, load_library
+    from .spec import LIBRARY_DIR, Solution, load_library
     from .template_proposer import TemplateProposer
     from .verifiers import judge_context
 
@@ -299,6 +297,9 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
         The results (as written to JSON).
     """
     out = Path(config.out)
+    run = RunDir(out)
+    # rollouts are cached per task and seed, so any later config may reuse the folder
+    run.prepare({"command": "judge-bench", **asdict(config)}, resume=True, identity=())
     start = time.perf_counter()
     if client is None and config.llm and any(j.startswith("llm-") for j in config.judges):
         from .llm import make_client
@@ -342,9 +343,8 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
         plan = {s: j for s, j in judges.items() if "judge_plan" in j.supported() and s != "rule"}
         result["rules"] = _rule_section(config, plan)
     result["seconds"] = time.perf_counter() - start
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "judge_bench.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
-    (out / "judge_bench.md").write_text(format_report(result))
+    run.write_json("judge_bench.json", result)
+    run.write_text("judge_bench.md", format_report(result))
     return result
 
 

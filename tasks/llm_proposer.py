@@ -23,7 +23,7 @@ from simjudge.envs.codegen import extract_code
 
 from .llm import LLMClient, StructuredOutputError, complete_structured
 from .proposer import Exemplar, TaskRequest
-from .solution import Solution, SolutionError
+from .spec import Solution, SolutionError
 
 __all__ = ["Completer", "LLMProposer", "ProposalOutput", "SYSTEM_PROMPT", "build_messages"]
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from simjudge.tasks.llm.embeddings import Embedder, MiniLMEmbedder
 from simjudge.tasks.pool_seed import PoolError, TaskFields
-from simjudge.tasks.solution import Solution
+from simjudge.tasks.spec import Solution
 
 __all__ = ["Exemplar", "ExemplarPool", "PoolEntry", "PoolError", "PoolTask", "TaskFields"]
 
@@ -254,7 +254,7 @@ class ExemplarPool:
             task: Task fields (see :meth:`TaskFields.coerce`).
             solution: The solution.
             outcome: None, a bool, or an object/mapping with ``task_success``,
-                optional ``subtask_success`` and ``run_dir`` (e.g. ``SolutionOutcome``).
+                optional ``subtask_success`` and ``run_dir`` (e.g. ``Outcome``).
             source: Where the solution came from (``seed:...``, a proposer name).
 
         Returns:

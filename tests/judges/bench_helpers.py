@@ -6,7 +6,7 @@ import functools
 
 from simjudge.judges.bench import BenchEpisode
 from simjudge.tasks.judge_bench import task_context, task_episodes
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 TASKS = ("OpenDrawer-v0", "OpenBoxLid-v0")
 """A prismatic drawer and a lid that falls when released: genuine regressions of both kinds."""

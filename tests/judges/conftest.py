@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 
 @pytest.fixture

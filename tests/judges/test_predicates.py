@@ -29,7 +29,7 @@ from simjudge.judges import (
     Transition,
 )
 from simjudge.skills.scripted import ScriptedPolicy
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 from tests.judges.helpers import run_oracle
 
 CAB = "StorageFurniture"

@@ -13,7 +13,7 @@ from simjudge.judges import (
     Transition,
     progress_goal,
 )
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 from tests.judges.helpers import run_oracle
 
 

@@ -21,7 +21,7 @@ from simjudge.judges import (
     infer_verb,
     parse_articulation_text,
 )
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 from tests.judges.helpers import ConstantJudge
 
 # signals ------------------------------------------------------------------------------------

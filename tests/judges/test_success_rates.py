@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from simjudge.judges.metrics.success_rates import (
-    SolutionOutcome,
+from simjudge.tasks.spec import (
+    Outcome,
     SuccessRates,
     assr,
     atsr,
@@ -18,10 +18,10 @@ from simjudge.judges.metrics.success_rates import (
 )
 
 OUTCOMES = [
-    SolutionOutcome((True, True, True), True),
-    SolutionOutcome((True, False), False),
-    SolutionOutcome((True, True, True, False), False),
-    SolutionOutcome((), False),
+    Outcome((True, True, True), True),
+    Outcome((True, False), False),
+    Outcome((True, True, True, False), False),
+    Outcome((), False),
 ]
 
 
@@ -40,27 +40,27 @@ def test_rates_on_example() -> None:
 
 
 def test_outcome_normalizes_and_validates() -> None:
-    o = SolutionOutcome([np.bool_(True), False], np.bool_(True))
+    o = Outcome([np.bool_(True), False], np.bool_(True))
     assert o.subtask_success == (True, False) and o.task_success is True
     assert type(o.subtask_success[0]) is bool
     assert (o.n_subtasks, o.n_successful_subtasks) == (2, 1)
     with pytest.raises(TypeError, match=r"subtask_success\[1\] must be a bool"):
-        SolutionOutcome((True, 1), True)
+        Outcome((True, 1), True)
     with pytest.raises(TypeError, match="task_success must be a bool"):
-        SolutionOutcome((True,), "yes")
+        Outcome((True,), "yes")
     with pytest.raises(TypeError, match="sequence of bools"):
-        SolutionOutcome("TT", True)
+        Outcome("TT", True)
 
 
 def test_empty_inputs_raise_clear_errors() -> None:
     for fn in (atsr, assr, avg_subtasks, success_rates):
         with pytest.raises(ValueError, match="at least one executed solution"):
             fn([])
-    no_subtasks = [SolutionOutcome((), True)]
+    no_subtasks = [Outcome((), True)]
     with pytest.raises(ValueError, match="ASSR is undefined"):
         assr(no_subtasks)
     assert math.isnan(success_rates(no_subtasks).assr)
-    with pytest.raises(TypeError, match="must be a SolutionOutcome"):
+    with pytest.raises(TypeError, match="must be a Outcome"):
         atsr([((True,), True)])
 
 

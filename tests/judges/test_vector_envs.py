@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simjudge.judges import JudgeReward, JudgeVerify, make_judge
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 
 def make_wrapped(horizon: int = 30):

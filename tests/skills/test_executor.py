@@ -15,11 +15,10 @@ from simjudge.envs.codegen import check_source
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.envs.state_api import STATE_API
-from simjudge.skills.executor import REFERENCE_SOLUTIONS_DIR, execute_solution, load_solution
-from simjudge.skills.library import RunDir
+from simjudge.skills.executor import execute_solution
+from simjudge.skills.run_files import subtask_dir
 from simjudge.skills.sac import SACConfig
-from simjudge.tasks.solution import Solution
-from simjudge.tasks.spec import load_task
+from simjudge.tasks.spec import REFERENCE_SOLUTIONS_DIR, RunDir, Solution, load_solution, load_task
 
 SCENE = load_task("OpenDrawer-v0").scene.model_dump(mode="json", by_alias=True)
 NUDGE = "rgbs, final_state = move_to_pose(self, [0.1, 0.0, 0.4])\nsuccess = True\n"
@@ -75,12 +74,12 @@ def test_subtasks_chain_end_to_start_states(tmp_path):
         primitives=prims,
         video=False,
     )
-    assert summary.success and summary.goal_success is None  # not a built-in task
+    assert summary.task_success and summary.verified_success is None  # not a built-in task
     run = RunDir(tmp_path)
-    end0 = _state(run.subtask_dir(0) / "end_state.json")
-    assert _state(run.subtask_dir(1) / "start_state.json") == end0
+    end0 = _state(subtask_dir(run, 0) / "end_state.json")
+    assert _state(subtask_dir(run, 1) / "start_state.json") == end0
     assert prims.starts[1].to_dict() == end0
-    assert end0 != _state(run.subtask_dir(0) / "start_state.json")
+    assert end0 != _state(subtask_dir(run, 0) / "start_state.json")
     lines = (tmp_path / "verdicts.jsonl").read_text().splitlines()
     assert [json.loads(line)["steps"] for line in lines] == [3, 3]
     assert json.loads((tmp_path / "summary.json").read_text())["seed"] == 0
@@ -109,7 +108,7 @@ def test_reward_error_is_a_verdict_and_the_run_continues(tmp_path, code, error_t
     assert not first.success and first.error_type == error_type and first.solver == "sac"
     assert error_type in first.reason
     assert second.success and len(prims.starts) == 1
-    assert summary.subtask_success == [False, True] and not summary.success
+    assert summary.subtask_success == (False, True) and not summary.task_success
 
 
 def test_stop_at_first_failure_by_default(tmp_path):
@@ -134,8 +133,8 @@ def test_resume_skips_finished_subtasks(tmp_path):
     assert len(prims.starts) == 2
     again = FakePrimitives()
     second = execute_solution(solution, tmp_path, primitives=again, video=False)
-    assert again.starts == [] and second.verdicts == first.verdicts and second.success
-    (RunDir(tmp_path).subtask_dir(1) / "verdict.json").unlink()
+    assert again.starts == [] and second.verdicts == first.verdicts and second.task_success
+    (subtask_dir(RunDir(tmp_path), 1) / "verdict.json").unlink()
     execute_solution(solution, tmp_path, primitives=again, video=False)
     assert len(again.starts) == 1  # only the unfinished subtask ran
     with pytest.raises(ValueError, match="different seed"):
@@ -169,10 +168,10 @@ def test_oracle_reference_solution_with_real_primitives(tmp_path):
     summary = execute_solution(
         load_solution("OpenDrawer-v0"), tmp_path, reward_solver="oracle", video=False
     )
-    assert summary.success and summary.goal_success and summary.subtask_success == [True, True]
+    assert summary.task_success and summary.verified_success and summary.subtask_success == (True, True)
     grasp = summary.verdicts[0]
     assert grasp.solver == "motion-planning" and grasp.details["calls"][0]["success"]
-    assert (RunDir(tmp_path).subtask_dir(0) / "trajectory.json").exists()
+    assert (subtask_dir(RunDir(tmp_path), 0) / "trajectory.json").exists()
     assert summary.verdicts[1].solver == "oracle"
 
 
@@ -184,8 +183,8 @@ def test_cli_execute_writes_verdicts_summary_and_video(tmp_path, capsys):
     assert [json.loads(line)["success"] for line in lines] == [True, True]
     summary = json.loads((out / "summary.json").read_text())
     assert (
-        summary["success"]
-        and summary["goal_success"]
+        summary["task_success"]
+        and summary["verified_success"]
         and summary["config"]["reward_solver"] == "oracle"
     )
     assert "versions" in summary and (out / "solution.mp4").stat().st_size > 1000
@@ -199,7 +198,7 @@ def test_real_sac_executes_a_reference_solution(tmp_path):
     summary = execute_solution(
         load_solution("OpenDrawer-v0"), tmp_path, budget_steps=30_000, sac_config=config
     )
-    assert summary.success, [v.reason for v in summary.verdicts]
+    assert summary.task_success, [v.reason for v in summary.verdicts]
     learned = summary.verdicts[1]
     assert learned.solver == "sac" and learned.details["sac"]["success"]
     assert Path(learned.policy).exists() and (tmp_path / "solution.mp4").exists()

@@ -16,7 +16,7 @@ from simjudge.skills.grasping import (
     link_surface_samples,
 )
 from simjudge.skills.scripted import interaction_frame
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 
 @pytest.fixture(scope="module")

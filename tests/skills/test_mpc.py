@@ -8,7 +8,7 @@ from simjudge.envs.codegen import compile_reward
 from simjudge.envs.state_api import STATE_API
 from simjudge.skills.mpc import MPCConfig, solve_with_mpc
 from simjudge.skills.scripted import ScriptedPolicy
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 PULL = '''
 def _compute_reward(self):

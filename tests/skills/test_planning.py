@@ -17,7 +17,7 @@ from simjudge.skills.planning import (
     import_ompl,
     interpolate_path,
 )
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from simjudge.skills.primitives import (
     move_to_pose,
     release_grasp,
 )
-from simjudge.tasks.registry import make_task_env
+from simjudge.tasks.spec import make_task_env
 
 
 @pytest.fixture

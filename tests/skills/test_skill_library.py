@@ -8,9 +8,10 @@ import pytest
 
 from simjudge.cli import main
 from simjudge.envs.sim_state import SimState
-from simjudge.skills.executor import execute_solution, load_solution
+from simjudge.skills.executor import execute_solution
 from simjudge.skills.library import SkillLibrary, default_skills_root, state_distance
 from simjudge.skills.sac import SACConfig
+from simjudge.tasks.spec import load_solution
 
 TRIVIAL = "def _compute_reward(self):\n    return 0.0, True\n"
 TINY = SACConfig(
@@ -40,7 +41,7 @@ def library(tmp_path_factory):
         skills=SkillLibrary(root / "lib"),
         video=False,
     )
-    assert summary.subtask_success == [True, True]
+    assert summary.subtask_success == (True, True)
     return SkillLibrary(root / "lib")
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from simjudge.tasks.dataset import (
-    ExecutionOutcome,
     _Entry,
     label_prefixes,
     split_by_solution,
     split_by_task,
 )
 from simjudge.tasks.proposer import TaskRequest
+from simjudge.tasks.spec import Outcome
 from simjudge.tasks.template_proposer import TemplateProposer
 
 
@@ -18,9 +18,9 @@ def _entries():
     base = TemplateProposer().propose(request, n=2, seed=0)
     completions = TemplateProposer().complete(request, base[0].prefix(1), n=4, seed=9)
     completion = next(c for c in completions if c.subtasks[1:] != base[0].subtasks[1:])
-    def outcome(solution, first: bool, rest: bool, task: bool) -> ExecutionOutcome:
+    def outcome(solution, first: bool, rest: bool, task: bool) -> Outcome:
         n = len(solution.subtasks)
-        return ExecutionOutcome((first,) + (rest,) * (n - 1), task)
+        return Outcome((first,) + (rest,) * (n - 1), task)
 
     assert len(base[0].subtasks) == 2  # grasp, then the reward subtask
     entries = [

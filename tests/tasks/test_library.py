@@ -9,8 +9,7 @@ from gymnasium.utils.env_checker import check_env
 import simjudge  # noqa: F401 - registers the ids
 from simjudge.skills.rollout import rollout
 from simjudge.skills.scripted import ScriptedPolicy
-from simjudge.tasks.registry import make_task_env
-from simjudge.tasks.spec import TaskSpecError, library_ids, load_library, load_task
+from simjudge.tasks.spec import TaskSpecError, library_ids, load_library, load_task, make_task_env
 
 ORACLE_SOLVED = {
     "CloseDoor-v0", "CloseDrawer-v0", "FlushToilet-v0", "OpenBoxLid-v0", "OpenCabinetDoor-v0",

@@ -15,7 +15,7 @@ from simjudge.tasks.llm import HashingEmbedder, MiniLMEmbedder
 from simjudge.tasks.llm.embeddings import minilm_path
 from simjudge.tasks.pool import ExemplarPool, PoolError, TaskFields
 from simjudge.tasks.pool_seed import EXEMPLAR_DIR, load_exemplars, seed_pool
-from simjudge.tasks.solution import Solution
+from simjudge.tasks.spec import Solution
 
 
 def solution(task: str, asset: str = "StorageFurniture-0", link: str = "link_1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from simjudge.tasks.acquire import rank_candidates
 from simjudge.tasks.proposer import TaskRequest
-from simjudge.tasks.solution import Solution
+from simjudge.tasks.spec import Solution
 from simjudge.tasks.template_proposer import TemplateProposer
 from simjudge.tasks.verifiers import make_verifier, rule_score
 

@@ -16,16 +16,17 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.goals import GoalSpec
 from simjudge.envs.scene import SceneConfig, SceneConfigError, _format_validation_error
 
 __all__ = ["TaskSpec", "TaskSpecError", "LIBRARY_DIR", "library_ids", "load_task", "load_library"]
 
-LIBRARY_DIR = Path(__file__).resolve().parent / "library"
+LIBRARY_DIR = Path(__file__).resolve().parent.parent / "library"
 """Folder of the built-in task YAML files."""
 
 
-class TaskSpecError(ValueError):
+class TaskSpecError(SimjudgeError, ValueError):
     """A task specification is invalid or unknown; the message says how to fix it."""
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from .spec import library_ids, load_task
+from .task import library_ids, load_task
 
 __all__ = ["NAMESPACE", "make_task_env", "register_builtin_tasks"]
 
@@ -42,7 +42,7 @@ def register_builtin_tasks() -> list[str]:
         if full not in gym.registry:
             gym.register(
                 id=full,
-                entry_point="simjudge.tasks.registry:make_task_env",
+                entry_point="simjudge.tasks.spec.registry:make_task_env",
                 kwargs={"task": env_id},
             )
     return ids

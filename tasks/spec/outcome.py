@@ -1,18 +1,24 @@
-"""Task and subtask success rates of executed solutions (ATSR, ASSR), with Wilson intervals.
+"""How executing a solution went, and the success rates over many executions.
 
-Metrics of the VERGSA paper (``methods/vergsa.md``, "Metrics"): over a set of executed
-solutions, ATSR = successful solutions / evaluated solutions, ASSR = successful subtasks /
-evaluated subtasks (pooled over all solutions), and the average number of subtasks per
-solution. A solution counts as successful when its whole task succeeded, whatever its
-subtasks did. Only evaluated (executed) subtasks belong in ``subtask_success``; subtasks
-skipped after an earlier failure were not evaluated.
+:class:`Outcome` is the one execution-outcome type of simjudge: the executor returns it, the
+acquisition loop and the dataset builder checkpoint it, the exemplar pool and the PRM labels
+read it. It keeps **claimed** success (the solution's own success code held for every
+subtask) apart from **verified** success (the independent task goal on the final state);
+``task_success`` is what counts for ATSR, the pool and the labels.
+
+Metrics of the VERGSA paper (``methods/vergsa.md``, "Metrics") are defined here once: over a
+set of executed solutions, ATSR = successful solutions / evaluated solutions, ASSR =
+successful subtasks / evaluated subtasks (pooled over all solutions), and the average number
+of subtasks per solution. A solution counts as successful when its whole task succeeded,
+whatever its subtasks did. Only evaluated (executed) subtasks belong in ``subtask_success``;
+subtasks skipped after an earlier failure were not evaluated.
 
 Confidence intervals for ATSR are Wilson score intervals (no continuity correction): they
 stay inside [0, 1] and keep close to nominal coverage for small n and rates near 0 or 1,
 where the normal (Wald) interval collapses. Solutions are treated as independent trials.
 
 Example:
-    >>> outcomes = [SolutionOutcome((True, True), True), SolutionOutcome((True, False), False)]
+    >>> outcomes = [Outcome((True, True), True), Outcome((True, False), False)]
     >>> r = success_rates(outcomes)
     >>> r.atsr, r.assr, r.avg_subtasks
     (0.5, 0.75, 2.0)
@@ -22,13 +28,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, fields
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "SolutionOutcome",
+    "Outcome",
+    "SubtaskVerdict",
     "SuccessRates",
     "assr",
     "atsr",
@@ -38,40 +46,105 @@ __all__ = [
 ]
 
 
+@dataclass
+class SubtaskVerdict:
+    """Outcome of one subtask (one line of a run's ``verdicts.jsonl``).
+
+    Attributes:
+        index: Position in the solution.
+        name: Subtask name.
+        kind: ``primitive`` or ``reward``.
+        success: Whether the subtask's success condition held at its end.
+        solver: ``motion-planning``, ``sac``, ``mpc`` or ``oracle``.
+        reason: Why it failed (empty on success).
+        error_type: Type name of the generated-code error, if one occurred.
+        steps: Env steps spent (SAC: training plus the final rollout).
+        wall_time_s: Wall time.
+        policy: Saved SAC policy (``.zip``), if any.
+        details: Primitive calls, or SAC metrics and evaluation history.
+    """
+
+    index: int
+    name: str
+    kind: str
+    success: bool
+    solver: str = ""
+    reason: str = ""
+    error_type: str | None = None
+    steps: int = 0
+    wall_time_s: float = 0.0
+    policy: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SubtaskVerdict:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**data)
+
+
 def _check_bool(value: object, where: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{where} must be a bool, got {value!r} ({type(value).__name__}).")
     return bool(value)
 
 
-@dataclass(frozen=True)
-class SolutionOutcome:
-    """The execution outcome of one solution.
+def _check_optional_bool(value: object, where: str) -> bool | None:
+    return None if value is None else _check_bool(value, where)
+
+
+@dataclass
+class Outcome:
+    """How executing one solution went.
 
     Attributes:
         subtask_success: Success of each evaluated subtask, in order (may be empty, e.g. a
             solution whose scene failed to build). Any iterable of bools is stored as a tuple.
-        task_success: Whether the whole task succeeded.
+        task_success: Whether the whole task succeeded: what counts for ATSR, the exemplar
+            pool and PRM labels.
+        claimed_success: Every subtask ran and its own success code held (None: not recorded).
+        verified_success: The independent task goal held on the final state (None: no goal
+            was available to check).
+        reason: Why it stopped (the first failure's reason, or ``success``).
+        task: The task name.
+        goal_facts: The task goal's facts on the final state.
+        verdicts: Per-subtask verdicts, in order.
+        env_steps: Env steps over all subtasks (SAC training included).
+        wall_time_s: Wall time of the execution.
+        out_dir: The run directory.
     """
 
     subtask_success: tuple[bool, ...]
     task_success: bool
+    claimed_success: bool | None = None
+    verified_success: bool | None = None
+    reason: str = ""
+    task: str = ""
+    goal_facts: dict[str, Any] = field(default_factory=dict)
+    verdicts: list[SubtaskVerdict] = field(default_factory=list)
+    env_steps: int = 0
+    wall_time_s: float = 0.0
+    out_dir: str = ""
 
     def __post_init__(self) -> None:
         if isinstance(self.subtask_success, str | bytes) or not isinstance(
             self.subtask_success, Iterable
         ):
             raise TypeError(
-                "SolutionOutcome.subtask_success must be a sequence of bools, got "
+                "Outcome.subtask_success must be a sequence of bools, got "
                 f"{self.subtask_success!r}."
             )
-        flags = tuple(
-            _check_bool(v, f"SolutionOutcome.subtask_success[{i}]")
+        self.subtask_success = tuple(
+            _check_bool(v, f"Outcome.subtask_success[{i}]")
             for i, v in enumerate(self.subtask_success)
         )
-        object.__setattr__(self, "subtask_success", flags)
-        object.__setattr__(
-            self, "task_success", _check_bool(self.task_success, "SolutionOutcome.task_success")
+        self.task_success = _check_bool(self.task_success, "Outcome.task_success")
+        self.claimed_success = _check_optional_bool(self.claimed_success, "Outcome.claimed_success")
+        self.verified_success = _check_optional_bool(
+            self.verified_success, "Outcome.verified_success"
         )
 
     @property
@@ -84,21 +157,38 @@ class SolutionOutcome:
         """Number of successful subtasks."""
         return sum(self.subtask_success)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (verdicts as dicts)."""
+        data = asdict(self)
+        data["subtask_success"] = list(self.subtask_success)
+        return data
 
-def _check_outcomes(outcomes: Sequence[SolutionOutcome]) -> None:
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored (records carry extras)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["verdicts"] = [
+            v if isinstance(v, SubtaskVerdict) else SubtaskVerdict.from_dict(v)
+            for v in values.get("verdicts", [])
+        ]
+        return cls(**values)
+
+
+def _check_outcomes(outcomes: Sequence[Outcome]) -> None:
     if len(outcomes) == 0:
         raise ValueError(
-            "`outcomes` is empty; pass the SolutionOutcome of at least one executed solution."
+            "`outcomes` is empty; pass the Outcome of at least one executed solution."
         )
     for i, o in enumerate(outcomes):
-        if not isinstance(o, SolutionOutcome):
+        if not isinstance(o, Outcome):
             raise TypeError(
-                f"`outcomes[{i}]` must be a SolutionOutcome, got {type(o).__name__}; build it "
-                "with SolutionOutcome(subtask_success=(...), task_success=...)."
+                f"`outcomes[{i}]` must be a Outcome, got {type(o).__name__}; build it "
+                "with Outcome(subtask_success=(...), task_success=...)."
             )
 
 
-def atsr(outcomes: Sequence[SolutionOutcome]) -> float:
+def atsr(outcomes: Sequence[Outcome]) -> float:
     """Average Task Success Rate: successful solutions / evaluated solutions (VERGSA).
 
     Raises:
@@ -108,7 +198,7 @@ def atsr(outcomes: Sequence[SolutionOutcome]) -> float:
     return sum(o.task_success for o in outcomes) / len(outcomes)
 
 
-def assr(outcomes: Sequence[SolutionOutcome]) -> float:
+def assr(outcomes: Sequence[Outcome]) -> float:
     """Average Subtask Success Rate: successful subtasks / evaluated subtasks (VERGSA).
 
     Subtasks are pooled over solutions, so long solutions weigh more.
@@ -126,7 +216,7 @@ def assr(outcomes: Sequence[SolutionOutcome]) -> float:
     return sum(o.n_successful_subtasks for o in outcomes) / n
 
 
-def avg_subtasks(outcomes: Sequence[SolutionOutcome]) -> float:
+def avg_subtasks(outcomes: Sequence[Outcome]) -> float:
     """Average number of evaluated subtasks per solution (VERGSA).
 
     Raises:
@@ -206,14 +296,14 @@ class SuccessRates:
         }
 
 
-def success_rates(outcomes: Sequence[SolutionOutcome], confidence: float = 0.95) -> SuccessRates:
+def success_rates(outcomes: Sequence[Outcome], confidence: float = 0.95) -> SuccessRates:
     """Compute ATSR (with a Wilson interval), ASSR and the average number of subtasks.
 
     Metrics from the VERGSA paper (``methods/vergsa.md``). Unlike :func:`assr`, a set of
     solutions without any subtask gives ``assr = nan`` instead of raising.
 
     Args:
-        outcomes: One :class:`SolutionOutcome` per executed solution.
+        outcomes: One :class:`Outcome` per executed solution.
         confidence: Two-sided confidence level of the ATSR interval.
 
     Returns:

@@ -18,12 +18,23 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.scene import SceneConfig, _format_validation_error
 
-__all__ = ["Subtask", "Solution", "SolutionError", "SUBTASK_KINDS", "ACTION_SPACES"]
+__all__ = [
+    "ACTION_SPACES",
+    "REFERENCE_SOLUTIONS_DIR",
+    "SUBTASK_KINDS",
+    "Solution",
+    "SolutionError",
+    "Subtask",
+    "load_solution",
+]
 
 SUBTASK_KINDS: tuple[str, ...] = ("primitive", "reward")
 ACTION_SPACES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
+REFERENCE_SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "library" / "solutions"
+"""Hand-written reference solutions of built-in tasks, ``<EnvId>.yaml``."""
 
 
 class _ReadableDumper(yaml.SafeDumper):
@@ -38,7 +49,7 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _ReadableDumper.add_representer(str, _str_representer)
 
 
-class SolutionError(ValueError):
+class SolutionError(SimjudgeError, ValueError):
     """A solution is malformed; the message gives each field path and the fix."""
 
 
@@ -126,3 +137,23 @@ class Solution(BaseModel):
         if not 1 <= k <= len(self.subtasks):
             raise ValueError(f"prefix length must be in [1, {len(self.subtasks)}], got {k}")
         return self.model_copy(update={"subtasks": self.subtasks[:k]})
+
+
+def load_solution(source: str | Path) -> Solution:
+    """A solution from a YAML path, or the reference solution of a built-in task id.
+
+    Raises:
+        FileNotFoundError: Neither a file nor a task with a reference solution; the
+            message lists the reference solutions there are.
+    """
+    path = Path(source)
+    if path.exists():
+        return Solution.from_yaml(path)
+    ref = REFERENCE_SOLUTIONS_DIR / f"{str(source).removeprefix('simjudge/')}.yaml"
+    if ref.exists():
+        return Solution.from_yaml(ref)
+    known = sorted(p.stem for p in REFERENCE_SOLUTIONS_DIR.glob("*.yaml"))
+    raise FileNotFoundError(
+        f"{source!r} is neither a solution YAML file nor a task with a reference solution "
+        f"(reference solutions: {known})"
+    )

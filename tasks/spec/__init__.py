@@ -1,0 +1,89 @@
+"""simjudge.tasks.spec: what a task is, what a solution is, and how executing one went.
+
+The spec layer sits between the environments and everything that uses tasks: ``skills``
+and ``judges`` import it, the pipelines in ``simjudge.tasks`` build on it, and it imports
+nothing of simjudge but ``simjudge.envs``.
+
+* :mod:`~simjudge.tasks.spec.task`: :class:`TaskSpec`, the built-in task library.
+* :mod:`~simjudge.tasks.spec.solution`: :class:`Solution`, :class:`Subtask`, reference
+  solutions.
+* :mod:`~simjudge.tasks.spec.outcome`: the one execution-outcome type :class:`Outcome`,
+  :class:`SubtaskVerdict`, and the one definition of ATSR / ASSR.
+* :mod:`~simjudge.tasks.spec.rundir`: the one run-directory class :class:`RunDir`.
+* :mod:`~simjudge.tasks.spec.io`: the one atomic write; :mod:`~simjudge.tasks.spec.provenance`:
+  versions recorded with every result.
+* :mod:`~simjudge.tasks.spec.registry`: Gymnasium ids ``simjudge/<EnvId>`` of built-in tasks.
+"""
+
+from __future__ import annotations
+
+# I/O and provenance
+from .io import atomic_write, json_default, read_json, write_json
+
+# How execution went
+from .outcome import (
+    Outcome,
+    SubtaskVerdict,
+    SuccessRates,
+    assr,
+    atsr,
+    avg_subtasks,
+    success_rates,
+    wilson_interval,
+)
+from .provenance import versions
+from .registry import NAMESPACE, make_task_env, register_builtin_tasks
+from .rundir import RunDir, RunDirError
+
+# Solutions
+from .solution import (
+    ACTION_SPACES,
+    REFERENCE_SOLUTIONS_DIR,
+    SUBTASK_KINDS,
+    Solution,
+    SolutionError,
+    Subtask,
+    load_solution,
+)
+
+# Tasks
+from .task import LIBRARY_DIR, TaskSpec, TaskSpecError, library_ids, load_library, load_task
+
+__all__ = [
+    # Tasks
+    "LIBRARY_DIR",
+    "TaskSpec",
+    "TaskSpecError",
+    "library_ids",
+    "load_library",
+    "load_task",
+    # Solutions
+    "ACTION_SPACES",
+    "REFERENCE_SOLUTIONS_DIR",
+    "SUBTASK_KINDS",
+    "Solution",
+    "SolutionError",
+    "Subtask",
+    "load_solution",
+    # How execution went
+    "Outcome",
+    "SubtaskVerdict",
+    "SuccessRates",
+    "assr",
+    "atsr",
+    "avg_subtasks",
+    "success_rates",
+    "wilson_interval",
+    # Run directories, I/O and provenance
+    "RunDir",
+    "RunDirError",
+    "atomic_write",
+    "json_default",
+    "read_json",
+    "write_json",
+    "versions",
+    # Gymnasium registration
+    "NAMESPACE",
+    "make_task_env",
+    "register_builtin_tasks",
+]

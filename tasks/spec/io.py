@@ -1,0 +1,86 @@
+"""The one way simjudge writes a file: atomically (write a temporary file, then rename).
+
+A kill at any moment leaves either the old file or the new one, never half of one, so a
+resumed run can trust every file it finds. This module needs only the standard library and
+numpy, so every layer (the LLM clients included) may use it.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> write_json(root / "a" / "b.json", {"x": np.float32(0.5), "ids": (1, 2)})
+    >>> read_json(root / "a" / "b.json")
+    {'x': 0.5, 'ids': [1, 2]}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+__all__ = ["atomic_open", "atomic_write", "json_default", "read_json", "write_json"]
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path) -> Iterator[BinaryIO]:
+    """Open ``path`` for writing in binary mode; it appears only if the block completes.
+
+    Parent folders are created. The temporary file lives beside the target (same file
+    system, so the rename is atomic) under a unique name, and is removed if the block
+    raises, so streamed writes (a model assembled from chunks, a gzip archive) are as safe
+    as :func:`atomic_write`.
+
+    Args:
+        path: The file to write.
+
+    Yields:
+        A binary file object.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write(path: str | Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so a crash never leaves a partial file.
+
+    Args:
+        path: The file to write (parent folders are created).
+        data: Text (written as UTF-8) or bytes.
+    """
+    with atomic_open(path) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def json_default(value: Any) -> Any:
+    """``json.dumps(default=...)`` hook: numpy arrays and scalars, sets, paths; else ``str``."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
+    """Write ``data`` as JSON atomically (numpy values converted, trailing newline)."""
+    atomic_write(path, json.dumps(data, indent=indent, default=json_default) + "\n")
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file."""
+    return json.loads(Path(path).read_text())

@@ -1,0 +1,49 @@
+"""Versions and provenance recorded with every result.
+
+Example:
+    >>> v = versions()
+    >>> "python" in v and "numpy" in v
+    True
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+__all__ = ["OPTIONAL_PACKAGES", "package_version", "versions"]
+
+CORE_PACKAGES: tuple[str, ...] = ("simjudge", "numpy", "gymnasium", "pybullet")
+OPTIONAL_PACKAGES: tuple[str, ...] = ("torch", "stable-baselines3", "ompl")
+"""Recorded when they have been imported in this process (they are what a result used)."""
+
+_MODULES = {"stable-baselines3": "stable_baselines3"}
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name``, or None if it is not installed."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def versions() -> dict[str, str]:
+    """Python, platform and library versions: the core ones, plus optional ones in use.
+
+    Returns:
+        ``{"python": ..., "platform": ..., "simjudge": ..., "numpy": ..., ...}``; a
+        package that is not installed is left out.
+    """
+    found = {"python": platform.python_version(), "platform": platform.platform(terse=True)}
+    for name in CORE_PACKAGES:
+        v = package_version(name)
+        if v is not None:
+            found[name] = v
+    for name in OPTIONAL_PACKAGES:
+        if _MODULES.get(name, name) in sys.modules:
+            v = package_version(name)
+            if v is not None:
+                found[name] = v
+    return found
