@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -142,6 +143,10 @@ class PandaSuction:
         self._damping: tuple[float, np.ndarray] = (float("nan"), np.zeros((6, 6)))
         self.attachment: Attachment | None = None
         self.suction_on = False
+        self.command_log: list[list[Any]] | None = None
+        """When a list, every public command (``command``, ``activate_suction``, ``attach``,
+        ``release``, ``break_overloaded_suction``) appends ``[name, args]`` to it, so a run can
+        be replayed exactly; :meth:`simjudge.envs.sim_env.SimEnv.record_commands` turns it on."""
         for link in (*range(-1, 12),):
             backend.set_dynamics(self.body, link, linear_damping=0.0, angular_damping=0.0)
         for link in _SUCTION_LINKS:
@@ -275,6 +280,8 @@ class PandaSuction:
 
     def command(self, qpos: np.ndarray) -> None:
         """Drive the arm towards ``qpos``; keep the fingers closed."""
+        if self.command_log is not None:
+            self.command_log.append(["command", [np.asarray(qpos, dtype=float).tolist()]])
         if isinstance(qpos, np.ndarray) and qpos.shape == (7,):  # the common case, as floats
             targets = qpos.tolist() + self._finger_targets
         else:
@@ -303,6 +310,8 @@ class PandaSuction:
 
     def activate_suction(self, exclude: set[int]) -> Attachment | None:
         """Turn suction on; weld the nearest link in reach (if any) to the hand."""
+        if self.command_log is not None:
+            self.command_log.append(["activate_suction", [sorted(exclude)]])
         self.suction_on = True
         if self.attachment is not None:
             return self.attachment
@@ -315,7 +324,9 @@ class PandaSuction:
 
     def attach(self, body: int, link: int) -> Attachment:
         """Weld a given link to the hand in the current relative pose (for state restore)."""
-        self.release()
+        if self.command_log is not None:
+            self.command_log.append(["attach", [body, link]])
+        self._drop()
         self.attachment = self._weld(body, link)
         self.suction_on = True
         return self.attachment
@@ -347,6 +358,8 @@ class PandaSuction:
         phantom grasp across the workspace; a real suction cup detaches.
         Suction stays on (it may grip again on contact). Returns True if it broke.
         """
+        if self.command_log is not None:
+            self.command_log.append(["break_overloaded_suction", [max_stretch]])
         if self.attachment is None or self.attachment_stretch() <= max_stretch:
             return False
         constraint = self.attachment.constraint
@@ -356,6 +369,11 @@ class PandaSuction:
 
     def release(self) -> None:
         """Turn suction off and drop whatever is held."""
+        if self.command_log is not None:
+            self.command_log.append(["release", []])
+        self._drop()
+
+    def _drop(self) -> None:
         if self.attachment is not None:
             self.backend.remove_constraint(self.attachment.constraint)
         self.attachment = None

@@ -8,8 +8,9 @@ a :class:`~simjudge.envs.scene.SceneConfig` into it and, optionally, evaluates a
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,23 @@ class SimEnv(gym.Env):
 
     def step(self, action):
         """Apply one action for ``frameskip`` physics steps."""
+        return self._step(action, self.translation_mode)
+
+    def step_in_mode(self, action, translation_mode: str):
+        """Like :meth:`step`, reading the action's translation in ``translation_mode``.
+
+        For rollouts whose action space differs from the env's own (a subtask learned in
+        ``normalized-direct-translation`` on an env built for delta actions): the mode is an
+        argument of the call, and the env's ``translation_mode`` is left as it is.
+
+        Raises:
+            ValueError: ``translation_mode`` is not one of
+                :data:`SUPPORTED_TRANSLATION_MODES`.
+        """
+        _check_mode("translation_mode", translation_mode, SUPPORTED_TRANSLATION_MODES)
+        return self._step(action, translation_mode)
+
+    def _step(self, action, translation_mode: str):
         # np.clip on plain floats (NaN stays NaN, ±inf saturate), minus numpy's overhead
         if type(action) is np.ndarray and action.shape == (7,) and action.dtype.kind == "f":
             values = action.tolist()  # exact: float32 and float64 both widen to Python floats
@@ -190,13 +208,8 @@ class SimEnv(gym.Env):
             raise ValueError(
                 f"action contains non-finite values: {np.array(a)}; actions must be finite"
             )
-        self._apply_action(a)
-        self.backend.step(self.frameskip)
-        robot = self.scene.robot
-        self._suction_lost = robot.break_overloaded_suction()
-        if robot.suction_on and robot.attachment is None:
-            robot.activate_suction(self.scene.static_bodies)
-        self.elapsed_steps += 1
+        self._apply_action(a, translation_mode)
+        self._suction_lost = self.advance()
         obs = self._obs.observe(self.obs_mode)
         if not self._obs.last_is_finite():
             self._physics_error = True
@@ -207,14 +220,64 @@ class SimEnv(gym.Env):
         truncated = self.elapsed_steps >= self.horizon
         return obs, reward, terminated, truncated, info
 
-    def _apply_action(self, a: list[float]) -> None:
+    def step_physics(self) -> None:
+        """Advance physics by one control step (``frameskip`` physics steps), recorded."""
+        log = self.scene.robot.command_log
+        if log is not None:
+            log.append(["step", [self.frameskip]])
+        self.backend.step(self.frameskip)
+
+    def advance(self) -> bool:
+        """One control step after the arm has been commanded, under the env's suction rules.
+
+        Physics advances by ``frameskip`` steps; then an overloaded weld lets go and suction
+        that is on grips whatever came into reach; the step is counted. :meth:`step` and the
+        motion-planning primitives both move the world through here.
+
+        Returns:
+            Whether suction let go of an overloaded part during this step.
+        """
+        self.step_physics()
+        robot = self.scene.robot
+        lost = robot.break_overloaded_suction()
+        if robot.suction_on and robot.attachment is None:
+            robot.activate_suction(self.scene.static_bodies)
+        self.elapsed_steps += 1
+        return lost
+
+    @contextlib.contextmanager
+    def record_commands(self) -> Iterator[list[list[Any]]]:
+        """Record every robot command and physics step issued inside the block.
+
+        The recording hook the executor uses to store a planned skill so that it replays
+        exactly (:func:`simjudge.skills.library.replay_commands`): each event is
+        ``[name, args]`` with ``name`` one of ``command``, ``activate_suction``, ``attach``,
+        ``release``, ``break_overloaded_suction`` or ``step``.
+
+        Yields:
+            The list the events are appended to.
+
+        Raises:
+            RuntimeError: A recording is already active on this env.
+        """
+        robot = self.scene.robot
+        if robot.command_log is not None:
+            raise RuntimeError("commands are already being recorded on this env; nest no recordings")
+        log: list[list[Any]] = []
+        robot.command_log = log
+        try:
+            yield log
+        finally:
+            robot.command_log = None
+
+    def _apply_action(self, a: list[float], translation_mode: str) -> None:
         """Command the arm and suction for a clipped action."""
         robot = self.scene.robot
         state = robot.read_state()  # one read serves the targets and the IK
         _, pos, orn = state
         # plain floats, same operations in the same order as the numpy expressions
         # ``pos + action[:3] * max_translation`` and the workspace map
-        if self.translation_mode == "delta-translation":
+        if translation_mode == "delta-translation":
             step = self.max_translation
             target = [p + x * step for p, x in zip(pos, a[:3], strict=True)]
         else:

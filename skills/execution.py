@@ -115,7 +115,8 @@ class PrimitiveRun:
     """One primitive call in progress: control steps, frames, timers and notes.
 
     It moves the arm only through the robot's public control calls and
-    ``env.backend.step``, applying the same suction rules as ``SimEnv.step``.
+    :meth:`SimEnv.advance <simjudge.envs.sim_env.SimEnv.advance>`, the same physics and
+    suction rules as ``SimEnv.step``.
     """
 
     def __init__(self, env: SimEnv, config: PrimitiveConfig | None) -> None:
@@ -142,16 +143,11 @@ class PrimitiveRun:
     def step(self, qpos: np.ndarray) -> None:
         """One control step towards arm joint targets ``qpos``."""
         t0 = time.perf_counter()
-        robot = self.robot
-        robot.command(qpos)
-        self.env.backend.step(self.env.frameskip)
-        # the same suction rules as SimEnv.step: an overloaded weld lets go, and
-        # suction that is on grips whatever comes into reach
-        if robot.break_overloaded_suction():
+        self.robot.command(qpos)
+        # the env's own suction rules: an overloaded weld lets go, and suction that is on
+        # grips whatever comes into reach
+        if self.env.advance():
             self.notes.append(f"suction lost (overloaded) at control step {self.steps + 1}")
-        if robot.suction_on and robot.attachment is None:
-            robot.activate_suction(self.env.scene.static_bodies)
-        self.env.elapsed_steps += 1
         self.steps += 1
         if self.config.record and self.steps % max(1, self.config.record_every) == 0:
             self._frame()

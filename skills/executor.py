@@ -130,8 +130,7 @@ class _Runner:
 
         env.set_state(start)
         bound = {name: bind(name, impl) for name, impl in impls.items()}
-        recorder = _CommandRecorder(env)
-        with recorder:
+        with env.record_commands() as events:
             outputs = block(env.view, bound)
         frames = [f for _, _, r in calls for f in (r.frames or [])]
         if self.video and not frames:
@@ -153,7 +152,7 @@ class _Runner:
                 }
                 for n, args, r in calls
             ],
-            "trajectory": recorder.events,
+            "trajectory": events,
         }
         return frames, None
 
@@ -197,7 +196,6 @@ class _Runner:
                 result.error_type,
             )
             return [], None
-        self.env.translation_mode = spec.action_space
         run = rollout_policy(
             result.policy, SubtaskEnv(spec, sim=self.env, reward=compiled), render=self.video
         )
@@ -222,10 +220,9 @@ class _Runner:
         """Sampling MPC over the generated reward (skills/mpc.py): fast, not SAC."""
         from .mpc import solve_with_mpc
 
-        self.env.translation_mode = subtask.action_space
         budget = min(self.budget_steps or subtask.budget_steps or self.env.horizon, 400)
         result = solve_with_mpc(self.env, compiled, start, budget_steps=budget, seed=self.seed,
-                                record=self.video)
+                                record=self.video, translation_mode=subtask.action_space)
         verdict.success, verdict.steps = result.success, result.steps
         if not result.success:
             verdict.reason = f"MPC on the generated reward: {result.reason}"
@@ -238,14 +235,13 @@ class _Runner:
     def _oracle(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, compiled):
         from .scripted import ScriptedPolicy
 
-        self.env.translation_mode = "delta-translation"
         spec = self.spec(subtask, start, "delta-translation")
         sub_env = SubtaskEnv(spec, sim=self.env, reward=compiled)
         sub_env.reset()
         policy = ScriptedPolicy(self.env)
         if self.env.scene.robot.attachment is not None:
             # the grasp is established: skip the approach and contact phases
-            policy._switch("lift" if isinstance(self.env.goal, PlaceGoal) else "actuate")
+            policy.switch_phase("lift" if isinstance(self.env.goal, PlaceGoal) else "actuate")
         run = rollout_policy(policy, sub_env, render=self.video)
         verdict.success, verdict.steps = run.success, run.steps
         if run.error is not None:
@@ -255,50 +251,6 @@ class _Runner:
             verdict.reason = f"the oracle did not reach the subtask's success in {run.steps} steps"
         verdict.details = {"solver": "oracle (privileged ScriptedPolicy; not SAC)"}
         return run.frames, None
-
-
-class _CommandRecorder:
-    """Record the robot commands a primitive issues, so the skill replays exactly.
-
-    While active it wraps (on the instances, undone on exit) ``robot.command``,
-    ``robot.activate_suction``, ``robot.attach``, ``robot.release``,
-    ``robot.break_overloaded_suction`` and ``backend.step``; only top-level calls
-    are recorded. :func:`simjudge.skills.library.replay_commands` re-issues them.
-    """
-
-    ROBOT = ("command", "activate_suction", "attach", "release", "break_overloaded_suction")
-
-    def __init__(self, env: SimEnv) -> None:
-        self.env = env
-        self.events: list[list[Any]] = []
-        self._depth = 0
-
-    def _wrap(self, owner: object, name: str, tag: str) -> None:
-        original = getattr(owner, name)
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if self._depth == 0:
-                self.events.append([tag, [_plain(a) for a in args]])
-            self._depth += 1
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self._depth -= 1
-
-        setattr(owner, name, call)
-
-    def __enter__(self) -> _CommandRecorder:
-        robot = self.env.scene.robot
-        for name in self.ROBOT:
-            self._wrap(robot, name, name)
-        self._wrap(self.env.backend, "step", "step")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        robot = self.env.scene.robot
-        for name in self.ROBOT:
-            vars(robot).pop(name, None)
-        vars(self.env.backend).pop("step", None)
 
 
 def _plain(value: Any) -> Any:

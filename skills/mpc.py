@@ -81,10 +81,10 @@ class MPCResult:
     frames: list[np.ndarray] = field(default_factory=list)
 
 
-def _score(env: SimEnv, reward_fn: RewardFn, actions: np.ndarray, bonus: float) -> float:
+def _score(env: SimEnv, reward_fn: RewardFn, actions: np.ndarray, bonus: float, mode: str) -> float:
     total = 0.0
     for action in actions:
-        env.step(action)
+        env.step_in_mode(action, mode)
         reward, success = reward_fn(env.view)
         total += reward
         if success:
@@ -92,9 +92,9 @@ def _score(env: SimEnv, reward_fn: RewardFn, actions: np.ndarray, bonus: float) 
     return total
 
 
-def _execute(env, reward_fn, action, steps, result: MPCResult, record: bool) -> bool:
+def _execute(env, reward_fn, action, steps, result: MPCResult, record: bool, mode: str) -> bool:
     for _ in range(steps):
-        env.step(action)
+        env.step_in_mode(action, mode)
         result.steps += 1
         result.sim_steps += 1
         if record:
@@ -114,13 +114,18 @@ def solve_with_mpc(
     config: MPCConfig | None = None,
     seed: int = 0,
     record: bool = False,
+    translation_mode: str | None = None,
 ) -> MPCResult:
     """Drive ``env`` from ``start`` to maximise ``reward_fn`` until its success holds.
+
+    ``translation_mode`` is the subtask's action space (default: the env's own); the env
+    is stepped in it without changing its ``translation_mode``.
 
     Errors raised by generated code (``GeneratedCodeError``) end the subtask with
     the error as the reason; they are not raised.
     """
     config = config or MPCConfig()
+    mode = translation_mode or env.translation_mode
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
     env.set_state(start)
@@ -139,11 +144,12 @@ def solve_with_mpc(
             for k, action in enumerate(candidates):
                 env.set_state(snapshot)
                 held = np.repeat(action[None], config.lookahead, axis=0)
-                scores[k] = _score(env, reward_fn, held, config.success_bonus)
+                scores[k] = _score(env, reward_fn, held, config.success_bonus, mode)
                 result.sim_steps += config.lookahead
             order = np.argsort(-scores)
             env.set_state(snapshot)
-            if _execute(env, reward_fn, candidates[order[0]], config.execute, result, record):
+            if _execute(env, reward_fn, candidates[order[0]], config.execute, result, record,
+                        mode):
                 result.success, result.reason = True, "success condition holds"
                 break
             mean = candidates[order[: config.elite]].mean(axis=0)

@@ -34,7 +34,13 @@ from simjudge.envs.transforms import (
     quat_to_matrix,
 )
 
-__all__ = ["ScriptedPolicy", "approach_axis", "interaction_frame"]
+__all__ = ["PHASES", "ScriptedPolicy", "approach_axis", "interaction_frame"]
+
+PHASES: tuple[str, ...] = (
+    "approach", "contact", "actuate", "lift", "carry", "lower", "release",
+)
+"""The oracle's phases: joint goals go approach → contact → actuate; placements go
+approach → contact → lift → carry → lower → release."""
 
 _PRE_CONTACT = 0.05
 _SIDE_TILT = 1.0
@@ -148,7 +154,14 @@ class ScriptedPolicy:
         aligned = target_orn is None or quat_angle_between(orn, target_orn) < np.radians(8)
         return bool(close and aligned)
 
-    def _switch(self, name: str) -> None:
+    def switch_phase(self, name: str) -> None:
+        """Continue from phase ``name`` (e.g. ``actuate`` once a grasp is established).
+
+        Raises:
+            ValueError: ``name`` is not one of :data:`PHASES`.
+        """
+        if name not in PHASES:
+            raise ValueError(f"unknown phase {name!r}; phases are {list(PHASES)}")
         self.phase = _Phase(name)
         self._arc_radius = None
 
@@ -161,18 +174,18 @@ class ScriptedPolicy:
         pre = point - axis * _PRE_CONTACT
         if self.phase.name == "approach":
             if self._at(pre, approach_orn, tol=0.015) or self.phase.steps > 60:
-                self._switch("contact")
+                self.switch_phase("contact")
             return self._move(pre, approach_orn, suction=False)
         if self.phase.name == "contact":
             if not goal.requires_grasp:
                 return self._move(point + axis * 0.03, approach_orn, suction=False)
             if self.env.scene.robot.attachment is not None:
-                self._switch("actuate")
+                self.switch_phase("actuate")
             elif self.phase.steps > 30:
-                self._switch("approach")
+                self.switch_phase("approach")
             return self._move(point + axis * 0.01, approach_orn, suction=True)
         if self.env.scene.robot.attachment is None:
-            self._switch("approach")
+            self.switch_phase("approach")
             return self._move(pre, approach_orn, suction=False)
         return self._actuate(goal, obj)
 
@@ -221,31 +234,31 @@ class ScriptedPolicy:
         if name == "approach":
             pre = top + np.array([0, 0, _PRE_CONTACT])
             if self._at(pre, down, tol=0.015) or self.phase.steps > 60:
-                self._switch("contact")
+                self.switch_phase("contact")
             return self._move(pre, down, suction=False)
         if name == "contact":
             if attached:
-                self._switch("lift")
+                self.switch_phase("lift")
             elif self.phase.steps > 30:
-                self._switch("approach")
+                self.switch_phase("approach")
             return self._move(top - np.array([0, 0, 0.01]), down, suction=True)
         if not attached and name != "release":
-            self._switch("approach")
+            self.switch_phase("approach")
             return self._move(top + np.array([0, 0, _PRE_CONTACT]), down, suction=False)
         if name == "lift":
             pos, _ = self.env.scene.robot.ee_pose()
             lifted = np.array([pos[0], pos[1], carry_z])
             if pos[2] > carry_z - 0.02:
-                self._switch("carry")
+                self.switch_phase("carry")
             return self._move(lifted, down, suction=True)
         if name == "carry":
             if self._at(above, None, tol=0.02):
-                self._switch("lower")
+                self.switch_phase("lower")
             return self._move(above, down, suction=True)
         if name == "lower":
             drop = above.copy()
             drop[2] = t_hi[2] + (hi[2] - lo[2]) + 0.01 if goal.relation == "on" else t_hi[2] + 0.02
             if self._at(drop, None, tol=0.015) or self.phase.steps > 40:
-                self._switch("release")
+                self.switch_phase("release")
             return self._move(drop, down, suction=True)
         return self._move(above + np.array([0, 0, 0.05]), down, suction=False)

@@ -147,11 +147,10 @@ class SubtaskEnv(gym.Env):
                 scene_seed=spec.scene_seed,
                 task_name=spec.task,
             )
-        elif sim.translation_mode != spec.action_space or sim.frameskip != spec.frameskip:
+        elif sim.frameskip != spec.frameskip:
             raise ValueError(
-                f"the given sim env uses translation_mode={sim.translation_mode!r}, frameskip="
-                f"{sim.frameskip}; the subtask needs {spec.action_space!r}, {spec.frameskip}. "
-                "Set them on the env (or let SubtaskEnv build its own)"
+                f"the given sim env uses frameskip={sim.frameskip}; the subtask needs "
+                f"{spec.frameskip}. Build the env with it (or let SubtaskEnv build its own)"
             )
         self.sim = sim
         self.render_mode = sim.render_mode
@@ -177,7 +176,7 @@ class SubtaskEnv(gym.Env):
         """One env step; reward and success from the compiled reward function."""
         action = np.asarray(action, dtype=np.float64).reshape(-1)
         full = action if action.size == 7 else np.append(action[:6], self._suction)
-        obs, _, _, _, info = self.sim.step(full)
+        obs, _, _, _, info = self.sim.step_in_mode(full, self.spec_data.action_space)
         self.steps += 1
         error: dict[str, str] | None = None
         try:
