@@ -144,6 +144,8 @@ class SimEnv(gym.Env):
         self._physics_error = False
         self._suction_lost = False
         self._bound_goal: tuple[Any, StateView, Callable[[], dict[str, Any]]] | None = None
+        self._step_observers: list[Callable[[], None]] = []
+        self._observers_muted = 0
 
     # ----------------------------------------------------------------------------
     def _pick_camera(self, name: str | None) -> CameraSpec:
@@ -243,7 +245,39 @@ class SimEnv(gym.Env):
         if robot.suction_on and robot.attachment is None:
             robot.activate_suction(self.scene.static_bodies)
         self.elapsed_steps += 1
+        if self._step_observers and not self._observers_muted:
+            for observer in tuple(self._step_observers):
+                observer()
         return lost
+
+    @contextlib.contextmanager
+    def observe_steps(self, observer: Callable[[], None]) -> Iterator[None]:
+        """Call ``observer()`` after every control step executed inside the block.
+
+        Every way the world moves forward goes through :meth:`advance` (:meth:`step`, the
+        motion-planning primitives, policies rolled out over wrappers), so an observer sees
+        each executed step, whoever drives the env: the executor hangs judges and joint
+        trackers here. Steps taken inside :meth:`unobserved` (planning look-ahead that is
+        undone) are not reported. The observer reads the world through :attr:`view`.
+        """
+        self._step_observers.append(observer)
+        try:
+            yield
+        finally:
+            self._step_observers.remove(observer)
+
+    @contextlib.contextmanager
+    def unobserved(self) -> Iterator[None]:
+        """Steps taken inside the block are not reported to :meth:`observe_steps` observers.
+
+        For look-ahead that is rolled back with :meth:`set_state` (sampling MPC): what an
+        observer sees is the trajectory that was executed, not the ones that were imagined.
+        """
+        self._observers_muted += 1
+        try:
+            yield
+        finally:
+            self._observers_muted -= 1
 
     @contextlib.contextmanager
     def record_commands(self) -> Iterator[list[list[Any]]]:

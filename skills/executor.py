@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,16 +47,20 @@ from simjudge.tasks.spec import (
     load_task,
 )
 
+from .observers import JointTracker, SubtaskObserver
 from .run_files import load_subtask, prepare_run, save_subtask, subtask_dir, write_results
 from .subtask_env import SubtaskEnv, SubtaskSpec, rollout_policy
 
 __all__ = [
+    "REFERENCE_GOAL",
     "REWARD_SOLVERS",
     "default_primitives",
     "execute_solution",
 ]
 
 REWARD_SOLVERS: tuple[str, ...] = ("sac", "mpc", "oracle")
+REFERENCE_GOAL: Any = object()
+"""Default of ``execute_solution(goal=...)``: the reference goal of the built-in task."""
 DEFAULT_BUDGET_STEPS = 50_000
 """SAC env-step budget per reward subtask when neither the call nor the subtask sets one."""
 
@@ -108,6 +113,8 @@ class _Runner:
         self.sac_config = sac_config
         self.video = video
         self.scene_dict = solution.scene.model_dump(mode="json", by_alias=True)
+        self.observer: SubtaskObserver | None = None
+        self.tracker: JointTracker | None = None
 
     # primitive subtasks ---------------------------------------------------------------
     def primitive(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict) -> tuple:
@@ -272,24 +279,36 @@ def _run_subtask(runner: _Runner, index: int, subtask: Subtask, start: SimState,
         success=False,
         solver="motion-planning" if subtask.kind == "primitive" else runner.reward_solver,
     )
+    env = runner.env
+    env.set_state(start)
+    observer = runner.observer
+    if observer is not None:
+        observer.start(env, index, subtask)
     t0 = time.perf_counter()
     frames: list[np.ndarray] = []
-    try:
-        if subtask.kind == "primitive":
-            frames, _ = runner.primitive(subtask, start, verdict)
-        else:
-            frames, _ = runner.reward(subtask, start, verdict, where)
-    except GeneratedCodeError as exc:
-        verdict.success, verdict.error_type = False, type(exc).__name__
-        verdict.reason = f"{subtask.kind} code failed ({type(exc).__name__}): {exc}"
-    except (ValueError, LookupError) as exc:  # e.g. the oracle needs a built-in goal
-        verdict.success, verdict.error_type = False, type(exc).__name__
-        verdict.reason = f"{type(exc).__name__}: {exc}"
+    with env.observe_steps(observer.on_step) if observer is not None else nullcontext():
+        try:
+            if subtask.kind == "primitive":
+                frames, _ = runner.primitive(subtask, start, verdict)
+            else:
+                frames, _ = runner.reward(subtask, start, verdict, where)
+        except GeneratedCodeError as exc:
+            verdict.success, verdict.error_type = False, type(exc).__name__
+            verdict.reason = f"{subtask.kind} code failed ({type(exc).__name__}): {exc}"
+        except (ValueError, LookupError) as exc:  # e.g. the oracle needs a built-in goal
+            verdict.success, verdict.error_type = False, type(exc).__name__
+            verdict.reason = f"{type(exc).__name__}: {exc}"
     verdict.wall_time_s = time.perf_counter() - t0
-    end = runner.env.get_state()
+    end = env.get_state()
+    if observer is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        verdict.details["judges"] = observer.finish(where)
+    if runner.tracker is not None:
+        runner.tracker.on_step()
+        verdict.details["max_joints"] = {k: dict(v) for k, v in runner.tracker.maximum.items()}
     if runner.video and not frames:
-        frames = [runner.env.render()]
-    save_subtask(run_dir, verdict, start, end, frames, runner.env.metadata["render_fps"])
+        frames = [env.render()]
+    save_subtask(run_dir, verdict, start, end, frames, env.metadata["render_fps"])
     return verdict, end
 
 
@@ -306,20 +325,27 @@ def execute_solution(
     resume: bool = True,
     video: bool = True,
     skills: Any = None,
+    goal: Any = REFERENCE_GOAL,
+    observer: SubtaskObserver | None = None,
 ) -> Outcome:
     """Execute a solution and write its verdicts, summary and video to ``out_dir``.
 
+    The task is **verified independently** of the solution: ``goal`` (the task's own goal,
+    never the proposal's success code) is checked at the start, where it must not hold yet
+    (else nothing runs and the outcome is ``trivial_start``), and on the final state. The
+    outcome keeps ``claimed_success`` (every subtask's own success code held) apart from
+    ``verified_success``; only verified success makes ``task_success``.
+
     Args:
         solution: A :class:`Solution`, or a YAML path / text.
-        out_dir: Run directory (see :class:`~simjudge.skills.library.RunDir` for its files).
+        out_dir: Run directory (see :mod:`simjudge.skills.run_files` for its files).
         seed: Scene seed and the seed of planners and SAC.
         budget_steps: SAC env-step budget per reward subtask; default: the subtask's
             ``budget_steps``, else :data:`DEFAULT_BUDGET_STEPS`.
         continue_on_failure: Run later subtasks after a failed one (from its end state).
         reward_solver: ``"sac"`` (default), ``"mpc"`` (sampling MPC on the generated
             reward with the simulator as its model; fast, used for datasets and demos) or
-            ``"oracle"`` (privileged scripted policy;
-            for testing the plumbing only).
+            ``"oracle"`` (privileged scripted policy; for testing the plumbing only).
         primitives: Name -> ``impl(env, *args)``; default :func:`default_primitives`.
         sac_config: A :class:`~simjudge.skills.sac.SACConfig` (``total_steps`` and
             ``seed`` are set per subtask).
@@ -327,6 +353,11 @@ def execute_solution(
         video: Render frames and write ``solution.mp4``.
         skills: A :class:`~simjudge.skills.library.SkillLibrary` to add each
             successful subtask to (planned or learned; not oracle-solved ones), or None.
+        goal: The task's independent goal as an env goal (``evaluate``/``progress``, e.g.
+            ``TaskGoal.env_goal()``); by default the reference goal of a built-in task of
+            that name; None: no goal (the outcome is ``unverifiable`` and never a success).
+        observer: Live judges for every subtask (e.g.
+            :class:`simjudge.judges.live.LiveSubtaskJudges`), or None.
 
     Raises:
         ValueError: Unknown ``reward_solver``, or ``out_dir`` holds a run of another
@@ -347,7 +378,8 @@ def execute_solution(
         "continue_on_failure": continue_on_failure,
     }
     prepare_run(run_dir, solution, config, resume)
-    goal = _task_goal(solution.task)
+    if goal is REFERENCE_GOAL:
+        goal = _task_goal(solution.task)
     env = SimEnv(
         solution.scene,
         goal=goal,
@@ -357,39 +389,82 @@ def execute_solution(
     )
     try:
         env.reset(seed=seed)
-        runner = _Runner(
-            solution, env, seed, primitives, reward_solver, budget_steps, sac_config, video
-        )
-        verdicts, state = _run_all(runner, run_dir, resume, continue_on_failure, skills)
-        env.set_state(state)
+        tracker = JointTracker(env)
+        start_facts = _plain_facts(env.evaluate()) if goal is not None else {}
+        verdicts: list[SubtaskVerdict] = []
+        if not start_facts.get("success"):
+            runner = _Runner(
+                solution, env, seed, primitives, reward_solver, budget_steps, sac_config, video
+            )
+            runner.observer, runner.tracker = observer, tracker
+            with env.observe_steps(tracker.on_step):
+                verdicts, state = _run_all(runner, run_dir, resume, continue_on_failure, skills)
+            env.set_state(state)
         goal_facts = _plain_facts(env.evaluate()) if goal is not None else {}
+        joints = tracker.record()
+        for v in verdicts:  # resumed subtasks ran in an earlier call: fold in their maxima
+            _fold_max(joints["max_joints"], v.details.get("max_joints", {}))
     finally:
         env.close()
+    outcome = _outcome(solution, verdicts, goal is not None, start_facts, goal_facts)
+    outcome.wall_time_s = time.perf_counter() - t0
+    outcome.out_dir = str(run_dir.root)
+    for key, value in joints.items():
+        setattr(outcome, key, value)
+    write_results(run_dir, outcome, config, video, env.metadata["render_fps"])
+    return outcome
+
+
+def _outcome(
+    solution: Solution,
+    verdicts: list[SubtaskVerdict],
+    has_goal: bool,
+    start_facts: dict[str, Any],
+    goal_facts: dict[str, Any],
+) -> Outcome:
+    """Claimed vs verified success and the verdict that explains them."""
     ok = [v.success for v in verdicts]
     claimed = len(ok) == len(solution.subtasks) and all(ok)
-    verified = bool(goal_facts.get("success")) if goal is not None else None
+    verified = bool(goal_facts.get("success")) if has_goal else None
     failed = [v for v in verdicts if not v.success]
-    if claimed and verified is not False:
-        reason = "success"
-    elif failed:
-        reason = f"subtask {failed[0].index} ({failed[0].name}) failed: {failed[0].reason}"
+    if start_facts.get("success"):
+        verdict = "trivial_start"
+        reason = ("trivial_start: the task goal already holds at reset, so this scene cannot "
+                  "show the task being done; start from a state where it does not hold "
+                  f"(goal facts at reset: {start_facts})")
+    elif not has_goal:
+        verdict = "unverifiable"
+        reason = ("unverifiable: the task has no independent goal to check, so its claimed "
+                  "success does not count; give the task a goal")
+    elif verified:
+        verdict = "verified" if claimed else "verified_despite_subtasks"
+        reason = "success: the task goal holds on the final state"
+    elif claimed:
+        verdict = "claimed_not_verified"
+        reason = ("claimed but not verified: every subtask's own success held, but the task "
+                  f"goal does not hold on the final state ({goal_facts})")
     else:
-        reason = f"task goal not reached: {goal_facts}"
-    outcome = Outcome(
+        verdict = "failed"
+        first = failed[0]
+        reason = f"subtask {first.index} ({first.name}) failed: {first.reason}"
+    return Outcome(
         subtask_success=tuple(ok),
-        task_success=claimed and verified is not False,
+        task_success=bool(verified) and not start_facts.get("success"),
         claimed_success=claimed,
         verified_success=verified,
+        verdict=verdict,
         reason=reason,
         task=solution.task,
         goal_facts=goal_facts,
         verdicts=verdicts,
         env_steps=sum(v.steps for v in verdicts),
-        wall_time_s=time.perf_counter() - t0,
-        out_dir=str(run_dir.root),
     )
-    write_results(run_dir, outcome, config, video, env.metadata["render_fps"])
-    return outcome
+
+
+def _fold_max(into: dict[str, dict[str, float]], other: Mapping[str, Any]) -> None:
+    for key, reading in other.items():
+        if key in into and reading["fraction"] > into[key]["fraction"]:
+            into[key] = dict(reading)
 
 
 def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills: Any):

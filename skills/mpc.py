@@ -141,11 +141,12 @@ def solve_with_mpc(
             candidates[0] = mean  # always reconsider the current plan
             candidates[:, 6] = suction
             scores = np.empty(config.samples)
-            for k, action in enumerate(candidates):
-                env.set_state(snapshot)
-                held = np.repeat(action[None], config.lookahead, axis=0)
-                scores[k] = _score(env, reward_fn, held, config.success_bonus, mode)
-                result.sim_steps += config.lookahead
+            with env.unobserved():  # imagined futures, rolled back below
+                for k, action in enumerate(candidates):
+                    env.set_state(snapshot)
+                    held = np.repeat(action[None], config.lookahead, axis=0)
+                    scores[k] = _score(env, reward_fn, held, config.success_bonus, mode)
+                    result.sim_steps += config.lookahead
             order = np.argsort(-scores)
             env.set_state(snapshot)
             if _execute(env, reward_fn, candidates[order[0]], config.execute, result, record,

@@ -156,24 +156,37 @@ def _pool_fields(request: TaskRequest) -> dict[str, Any]:
     return {"name": request.name, "description": request.description, "asset": request.asset}
 
 
+def _candidate_row(cid: str, rank: int, score: Any, outcome: Outcome | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"candidate": cid, "rank": rank, "verifier_score": score,
+                           "executed": outcome is not None}
+    if outcome is None:
+        return {**row, "subtask_success": None, "task_success": None, "claimed_success": None,
+                "verified_success": None, "verdict": "", "reason": ""}
+    return {
+        **row,
+        "subtask_success": list(outcome.subtask_success),
+        "task_success": outcome.task_success,
+        "claimed_success": outcome.claimed_success,
+        "verified_success": outcome.verified_success,
+        "verdict": outcome.verdict,
+        "reason": outcome.reason,
+        "initial_joints": outcome.initial_joints,
+        "final_joints": outcome.final_joints,
+        "max_joints": outcome.max_joints,
+        "final_poses": outcome.final_poses,
+    }
+
+
 def _write_summary(out: Path, result: AcquireResult, details, exemplars, requested: int,
                    wall_time_s: float) -> None:
     executed = result.executed
-    rows = []
-    for cid in result.ranking:
-        outcome = executed.get(cid)
-        rows.append({
-            "candidate": cid, "rank": result.ranking.index(cid) + 1,
-            "verifier_score": details.get(cid, {}).get("score"),
-            "executed": outcome is not None,
-            "subtask_success": list(outcome.subtask_success) if outcome else None,
-            "task_success": outcome.task_success if outcome else None,
-            "reason": outcome.reason if outcome else "",
-        })
+    rows = [_candidate_row(cid, i + 1, details.get(cid, {}).get("score"), executed.get(cid))
+            for i, cid in enumerate(result.ranking)]
     rates = success_rates(list(executed.values())) if executed else None
     summary = {
         "task": result.task,
         "task_success": result.task_success,
+        "verified": result.task_success,
         "requested_candidates": requested,
         "valid_proposals": len(result.candidates),
         "parse_valid_rate": len(result.candidates) / max(requested, 1),
@@ -181,21 +194,47 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         "exemplars": [e.task for e in exemplars],
         "ATSR": rates.atsr if rates else None,
         "ASSR": rates.assr if rates and rates.n_subtasks else None,
+        "claimed_ATSR": (sum(bool(o.claimed_success) for o in executed.values()) / len(executed)
+                         if executed else None),
         "candidates": rows,
         "wall_time_s": round(wall_time_s, 2),
     }
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    atomic_write(out / "summary.md", _summary_markdown(result, summary, requested))
+
+
+def _mark(value: bool | None) -> str:
+    return "" if value is None else ("✓" if value else "✗")
+
+
+def _summary_markdown(result: AcquireResult, summary: dict[str, Any], requested: int) -> str:
+    rows = summary["candidates"]
+    verdict = ("VERIFIED: the task goal holds on the final state of an executed candidate"
+               if result.task_success else
+               "NOT VERIFIED: no executed candidate reached the task goal")
     lines = [f"# acquire: {result.task}", "",
-             f"- task success: **{result.task_success}**",
+             f"**{verdict}**", "",
+             f"- task success (verified): **{result.task_success}**",
              f"- valid proposals: {len(result.candidates)} / {requested}",
              f"- exemplars in the prompt: {', '.join(summary['exemplars']) or 'none'}", "",
-             "| rank | candidate | verifier score | executed | subtasks | task | reason |",
-             "|---:|---|---:|---|---|---|---|"]
+             "| rank | candidate | verifier score | executed | subtasks | claimed | verified "
+             "| verdict |",
+             "|---:|---|---:|---|---|---|---|---|"]
     for r in rows:
         score = "-" if r["verifier_score"] is None else f"{r['verifier_score']:.3f}"
-        subs = "" if r["subtask_success"] is None else "".join(
-            "✓" if s else "✗" for s in r["subtask_success"])
-        task = "" if r["task_success"] is None else ("✓" if r["task_success"] else "✗")
+        subs = "" if r["subtask_success"] is None else "".join(map(_mark, r["subtask_success"]))
         lines.append(f"| {r['rank']} | {r['candidate']} | {score} | {r['executed']} | {subs} "
-                     f"| {task} | {r['reason'][:80]} |")
-    atomic_write(out / "summary.md", "\n".join(lines) + "\n")
+                     f"| {_mark(r['claimed_success'])} | {_mark(r['verified_success'])} "
+                     f"| {r['verdict']} |")
+    disagreements = [r for r in rows if r["executed"] and r["claimed_success"] is not None
+                     and r["verified_success"] is not None
+                     and r["claimed_success"] != r["verified_success"]]
+    if disagreements:
+        lines += ["", "## Claimed and verified disagree", ""]
+        lines += [f"- {r['candidate']}: claimed {r['claimed_success']}, verified "
+                  f"{r['verified_success']}" for r in disagreements]
+    reasons = [r for r in rows if r["executed"]]
+    if reasons:
+        lines += ["", "## Why", ""]
+        lines += [f"- {r['candidate']} ({r['verdict']}): {r['reason']}" for r in reasons]
+    return "\n".join(lines) + "\n"

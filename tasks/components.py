@@ -22,6 +22,7 @@ __all__ = [
     "make_execute_fn",
     "make_proposer",
     "open_pool",
+    "task_goal_for",
 ]
 
 PROPOSERS: tuple[str, ...] = ("template", "local", "openai", "replay")
@@ -86,16 +87,38 @@ def make_execute_fn(
     seed: int = 0,
     video: bool = True,
 ) -> ExecuteFn:
-    """The subtask executor as ``(solution, run_dir) -> Outcome``."""
+    """The subtask executor as ``(solution, run_dir) -> Outcome``, verified and judged live.
+
+    Each solution is checked against its task's independent goal (:func:`task_goal_for`,
+    never the solution's own success code), and every subtask runs under the live judges
+    (:class:`~simjudge.judges.live.LiveSubtaskJudges`: Φ trace and OPD metrics per subtask).
+    """
+    from simjudge.judges.live import LiveSubtaskJudges
     from simjudge.skills.executor import execute_solution
 
     def execute(solution: Solution, run_dir: Path) -> Outcome:
+        goal = task_goal_for(solution)
         return execute_solution(
             solution, run_dir, seed=seed, budget_steps=budget_steps,
-            reward_solver=reward_solver, video=video, resume=True,
+            reward_solver=reward_solver, video=video, resume=True, goal=goal,
+            observer=LiveSubtaskJudges(goal),
         )
 
     return execute
+
+
+def task_goal_for(solution: Solution) -> Any:
+    """The independent goal a solution is verified against, as an env goal (or None).
+
+    A built-in task's reference goal; otherwise None (no goal can be checked, so the
+    outcome is ``unverifiable`` and never counts as a success).
+    """
+    from .spec import TaskSpecError, load_task
+
+    try:
+        return load_task(solution.task).goal
+    except TaskSpecError:
+        return None
 
 
 def open_pool(path: str | Path | None = None, seed: bool = True) -> Any:

@@ -108,19 +108,30 @@ class Outcome:
         claimed_success: Every subtask ran and its own success code held (None: not recorded).
         verified_success: The independent task goal held on the final state (None: no goal
             was available to check).
-        reason: Why it stopped (the first failure's reason, or ``success``).
+        verdict: One word for the whole execution: ``verified``, ``claimed_not_verified``
+            (the subtasks' own success held but the task goal does not), ``failed``,
+            ``trivial_start`` (the goal held before anything ran: nothing was executed),
+            ``unverifiable`` (no task goal), ``verified_despite_subtasks``, or ``""`` when
+            not recorded.
+        reason: Why, in a sentence (the first failure's reason, or ``success: ...``).
         task: The task name.
         goal_facts: The task goal's facts on the final state.
         verdicts: Per-subtask verdicts, in order.
         env_steps: Env steps over all subtasks (SAC training included).
         wall_time_s: Wall time of the execution.
         out_dir: The run directory.
+        initial_joints: ``{"<object>/<joint>": {"value", "fraction"}}`` of every movable
+            joint at the start (fraction 0 = lower limit, 1 = upper limit).
+        final_joints: The same on the final state.
+        max_joints: The largest fraction each joint reached during execution.
+        final_poses: ``{"<object>": {"position", "orientation"}}`` on the final state.
     """
 
     subtask_success: tuple[bool, ...]
     task_success: bool
     claimed_success: bool | None = None
     verified_success: bool | None = None
+    verdict: str = ""
     reason: str = ""
     task: str = ""
     goal_facts: dict[str, Any] = field(default_factory=dict)
@@ -128,6 +139,10 @@ class Outcome:
     env_steps: int = 0
     wall_time_s: float = 0.0
     out_dir: str = ""
+    initial_joints: dict[str, dict[str, float]] = field(default_factory=dict)
+    final_joints: dict[str, dict[str, float]] = field(default_factory=dict)
+    max_joints: dict[str, dict[str, float]] = field(default_factory=dict)
+    final_poses: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.subtask_success, str | bytes) or not isinstance(
