@@ -50,6 +50,7 @@ class AcquireResult:
         ranking: Candidate ids, best first.
         executed: Candidate id -> outcome.
         proposal_failures: Candidates the proposer could not produce (LLM parse failures).
+        rounds: Per round (repair rounds): proposed, executed, verified, verified ATSR.
         task_success: Whether any executed candidate solved the task.
         out: The run directory.
     """
@@ -61,22 +62,36 @@ class AcquireResult:
     proposal_failures: list[dict[str, Any]] = field(default_factory=list)
     task_success: bool = False
     out: Path = Path(".")
+    rounds: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _propose(out: Path, request, proposer, exemplars, n, seed) -> tuple[dict[str, Solution], list]:
-    index = out / "proposals" / "index.json"
+def _round_paths(out: Path, round_index: int) -> tuple[str, Path, Path]:
+    """Candidate id prefix, proposal index and verification file of a round (0 = first)."""
+    if round_index == 0:
+        return "", out / "proposals" / "index.json", out / "verification.json"
+    return (f"r{round_index}_", out / "proposals" / f"round_{round_index}.json",
+            out / f"verification_round_{round_index}.json")
+
+
+def _propose(out: Path, request, proposer, exemplars, n, seed, round_index: int = 0,
+             feedback: str = "") -> tuple[dict[str, Solution], list]:
+    prefix, index, _ = _round_paths(out, round_index)
     if index.exists():
         data = json.loads(index.read_text())
         solutions = {cid: Solution.from_yaml(out / "proposals" / f"{cid}.yaml")
                      for cid in data["candidates"]}
         return solutions, data["failures"]
-    produced = proposer.propose(request, exemplars, n=n, seed=seed)
+    if feedback:
+        produced = proposer.propose(request, exemplars, n=n, seed=seed, feedback=feedback)
+    else:
+        produced = proposer.propose(request, exemplars, n=n, seed=seed)
     failures = list(getattr(proposer, "last_failures", []))
-    solutions = {f"cand_{i:03d}": s for i, s in enumerate(produced)}
+    solutions = {f"{prefix}cand_{i:03d}": s for i, s in enumerate(produced)}
     for cid, solution in solutions.items():
         atomic_write(out / "proposals" / f"{cid}.yaml", solution.to_yaml())
     atomic_write(index, json.dumps({"candidates": list(solutions), "failures": failures,
-                                     "requested": n}, indent=2) + "\n")
+                                     "requested": n, "round": round_index,
+                                     "feedback": feedback}, indent=2) + "\n")
     return solutions, failures
 
 
@@ -94,8 +109,9 @@ def rank_candidates(
     return order, details
 
 
-def _verify(out: Path, request, solutions, score, verifier_name) -> tuple[list[str], dict]:
-    path = out / "verification.json"
+def _verify(out: Path, request, solutions, score, verifier_name,
+            round_index: int = 0) -> tuple[list[str], dict]:
+    path = _round_paths(out, round_index)[2]
     if path.exists():
         data = json.loads(path.read_text())
         return data["ranking"], data["details"]
@@ -121,35 +137,112 @@ def acquire(
     resume: bool = False,
     config: dict[str, Any] | None = None,
     progress: bool = True,
+    repair_rounds: int = 0,
 ) -> AcquireResult:
-    """Propose, verify, execute, record, pool; see the module docstring for the files."""
-    from tqdm import tqdm
+    """Propose, verify, execute, record, pool; see the module docstring for the files.
 
+    With ``repair_rounds`` R > 0, a round whose executed candidates are all unverified is
+    followed by another (up to R more): the proposer gets the verdicts back (which subtask
+    failed and why, the final joint values against the goal, the verifier's findings) and
+    proposes again. Each round is recorded (``proposals/round_<r>.json``,
+    ``verification_round_<r>.json``, candidates ``r<r>_cand_<i>``) and resumable.
+    """
     out = Path(out)
     started = time.time()
     RunDir(out).prepare({"task": request.name, "asset": request.asset, "candidates": candidates,
                          "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
                          "execute_all": execute_all, "top_k": top_k, "seed": seed,
-                         **(config or {})}, resume=resume)
+                         "repair_rounds": repair_rounds, **(config or {})}, resume=resume)
     exemplars: Sequence[Exemplar] = ()
     if pool is not None and top_k > 0:
         exemplars = pool.top_k(request.name, request.description, k=top_k)
-    solutions, failures = _propose(out, request, proposer, exemplars, candidates, seed)
-    ranking, details = _verify(out, request, solutions, score, verifier_name)
-    chosen = ranking if execute_all else ranking[:1]
-    result = AcquireResult(request.name, list(solutions), ranking, proposal_failures=failures,
-                           out=out)
-    for cid in tqdm(chosen, desc=f"execute {request.name}", disable=not progress):
+    result = AcquireResult(request.name, [], [], out=out)
+    all_details: dict[str, dict[str, Any]] = {}
+    feedback = ""
+    for round_index in range(repair_rounds + 1):
+        round_seed = seed + 1000 * round_index
+        solutions, failures = _propose(out, request, proposer, exemplars, candidates, round_seed,
+                                       round_index, feedback)
+        ranking, details = _verify(out, request, solutions, score, verifier_name, round_index)
+        result.candidates += list(solutions)
+        result.ranking += ranking
+        result.proposal_failures += [{**f, "round": round_index} for f in failures]
+        all_details.update(details)
+        chosen = ranking if execute_all else ranking[:1]
+        executed = _execute_round(out, request, proposer, solutions, chosen, execute, pool,
+                                  progress, round_index)
+        result.executed.update(executed)
+        result.rounds.append(_round_record(round_index, solutions, executed, feedback))
+        if any(o.task_success for o in executed.values()) or not executed:
+            break
+        feedback = repair_feedback(executed, details)
+    result.task_success = any(o.task_success for o in result.executed.values())
+    _write_summary(out, result, all_details, exemplars, requested=candidates,
+                   wall_time_s=time.time() - started)
+    return result
+
+
+def _execute_round(out, request, proposer, solutions, chosen, execute, pool, progress,
+                   round_index) -> dict[str, Outcome]:
+    from tqdm import tqdm
+
+    executed: dict[str, Outcome] = {}
+    label = f"execute {request.name}" + (f" (repair round {round_index})" if round_index else "")
+    for cid in tqdm(chosen, desc=label, disable=not progress):
         outcome = execute_checkpointed(out / "outcomes" / f"{cid}.json", solutions[cid],
                                        out / "exec" / cid, execute)
-        result.executed[cid] = outcome
+        executed[cid] = outcome
         if outcome.task_success and pool is not None:
             pool.append_success(_pool_fields(request), solutions[cid], outcome,
                                 source=f"acquire:{getattr(proposer, 'name', '?')}")
-    result.task_success = any(o.task_success for o in result.executed.values())
-    _write_summary(out, result, details, exemplars, requested=candidates,
-                   wall_time_s=time.time() - started)
-    return result
+    return executed
+
+
+def _round_record(round_index: int, solutions, executed: dict[str, Outcome],
+                  feedback: str) -> dict[str, Any]:
+    verified = [o.task_success for o in executed.values()]
+    return {"round": round_index, "proposed": len(solutions), "executed": len(executed),
+            "verified": sum(verified),
+            "verified_ATSR": sum(verified) / len(verified) if verified else None,
+            "feedback": feedback}
+
+
+def repair_feedback(executed: dict[str, Outcome], details: dict[str, dict[str, Any]]) -> str:
+    """What the proposer is told about a round's unverified candidates (plain text).
+
+    Per candidate: the verdict and its reason, each failed subtask with its reason, the
+    task goal's facts on the final state, every joint that moved (initial → final fraction
+    of its range) and the verifier's findings.
+    """
+    lines = []
+    for cid, outcome in executed.items():
+        lines.append(f"- {cid}: {outcome.verdict or 'failed'}: {outcome.reason}")
+        for verdict in outcome.verdicts:
+            if not verdict.success:
+                lines.append(f"  - subtask {verdict.index} '{verdict.name}' ({verdict.kind}) "
+                             f"failed: {verdict.reason}")
+        if outcome.goal_facts:
+            facts = {k: (round(v, 3) if isinstance(v, float) else v)
+                     for k, v in outcome.goal_facts.items()}
+            lines.append(f"  - task goal facts on the final state: {facts}")
+        for key, final in outcome.final_joints.items():
+            first = outcome.initial_joints.get(key, final)
+            if abs(final["fraction"] - first["fraction"]) > 0.01:
+                lines.append(f"  - {key} moved from {first['fraction']:.2f} to "
+                             f"{final['fraction']:.2f} of its range")
+        for issue in _verifier_findings(details.get(cid, {}))[:5]:
+            lines.append(f"  - verifier: {issue}")
+    return "\n".join(lines)
+
+
+def _verifier_findings(details: dict[str, Any]) -> list[str]:
+    """The verifier's errors and warnings for one candidate, as text."""
+    found = [str(issue) for issue in details.get("goal_issues", [])]
+    for sub in details.get("subtasks", []):
+        if isinstance(sub, dict):
+            found += [f"{sub.get('subtask', '')}: {m}" for m in
+                      [*sub.get("errors", []), *sub.get("warnings", [])]]
+    return found
 
 
 def _pool_fields(request: TaskRequest) -> dict[str, Any]:
@@ -197,6 +290,7 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         "claimed_ATSR": (sum(bool(o.claimed_success) for o in executed.values()) / len(executed)
                          if executed else None),
         "candidates": rows,
+        "rounds": result.rounds,
         "wall_time_s": round(wall_time_s, 2),
     }
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")

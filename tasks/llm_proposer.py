@@ -117,12 +117,24 @@ def _exemplar_text(exemplars: Sequence[Exemplar]) -> str:
 
 
 def build_messages(
-    task: TaskRequest, exemplars: Sequence[Exemplar] = (), prefix: Solution | None = None
+    task: TaskRequest,
+    exemplars: Sequence[Exemplar] = (),
+    prefix: Solution | None = None,
+    feedback: str = "",
 ) -> list[dict[str, str]]:
-    """The chat messages for a proposal (or, with ``prefix``, a completion)."""
+    """The chat messages for a proposal (or, with ``prefix``, a completion).
+
+    ``feedback`` (repair rounds) reports how earlier candidates fared under independent
+    verification; the model is asked to fix what failed.
+    """
     parts = [task.prompt_text()]
     if exemplars:
         parts.append("Solved similar tasks:\n" + _exemplar_text(exemplars))
+    if feedback:
+        parts.append(
+            "Earlier solutions were executed and checked against the task goal; they did not "
+            "achieve it:\n" + feedback + "\nPropose a solution that fixes these problems."
+        )
     if prefix is None:
         parts.append("Write the subtasks that solve the task.")
     else:
@@ -157,14 +169,21 @@ class LLMProposer:
         self.last_failures: list[dict[str, Any]] = []
 
     def propose(
-        self, task: TaskRequest, exemplars: Sequence[Exemplar] = (), n: int = 1, seed: int = 0
+        self,
+        task: TaskRequest,
+        exemplars: Sequence[Exemplar] = (),
+        n: int = 1,
+        seed: int = 0,
+        feedback: str = "",
     ) -> list[Solution]:
         """Up to ``n`` solutions; failures land in :attr:`last_failures`."""
-        return self._generate(task, exemplars, n, seed, prefix=None)
+        return self._generate(task, exemplars, n, seed, prefix=None, feedback=feedback)
 
-    def _generate(self, task, exemplars, n, seed, prefix: Solution | None) -> list[Solution]:
+    def _generate(
+        self, task, exemplars, n, seed, prefix: Solution | None, feedback: str = ""
+    ) -> list[Solution]:
         self.last_failures = []
-        messages = build_messages(task, exemplars, prefix)
+        messages = build_messages(task, exemplars, prefix, feedback)
         solutions = []
         for index in range(n):
             sample_seed = seed * 1000 + index

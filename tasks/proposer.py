@@ -127,6 +127,15 @@ class Proposer(Protocol):
     name: str
 
     def propose(
-        self, task: TaskRequest, exemplars: Sequence[Exemplar] = (), n: int = 1, seed: int = 0
+        self,
+        task: TaskRequest,
+        exemplars: Sequence[Exemplar] = (),
+        n: int = 1,
+        seed: int = 0,
+        feedback: str = "",
     ) -> list[Solution]:
-        """Up to ``n`` candidate solutions (fewer if some could not be produced)."""
+        """Up to ``n`` candidate solutions (fewer if some could not be produced).
+
+        ``feedback`` is what independent verification said about an earlier round's
+        candidates (repair rounds); a proposer uses it to propose better ones.
+        """

@@ -132,9 +132,14 @@ class TemplateProposer:
         self.fraction = {**_DEFAULT_FRACTION, **(fraction or {})}
 
     def propose(
-        self, task: TaskRequest, exemplars: Sequence[Exemplar] = (), n: int = 1, seed: int = 0
+        self,
+        task: TaskRequest,
+        exemplars: Sequence[Exemplar] = (),
+        n: int = 1,
+        seed: int = 0,
+        feedback: str = "",
     ) -> list[Solution]:
-        """``n`` template solutions; exemplars are ignored (recorded in provenance)."""
+        """``n`` template solutions; exemplars and feedback are not read (the seed varies)."""
         verb = infer_verb(f"{task.name} {task.description}")
         joint = choose_joint(task)
         link = _grasp_link(task.tree, joint, task.relevant_links)
