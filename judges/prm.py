@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "PRMVerifier",
     "aggregate",
     "focal_loss",
+    "scene_text",
 ]
 
 AGGREGATIONS: tuple[str, ...] = ("mean", "geometric", "min", "max", "last")
@@ -58,6 +59,8 @@ class PRMExample:
         label: 1 if the prefix leads to success, else 0 (None when unlabelled).
         group: Identifier of the solution it belongs to (for aggregation).
         context: What the rule scorer needs to know (e.g. the object's asset id).
+        scene: The solution's scene as text (:func:`scene_text`): VERGSA verifies the scene
+            together with the subtasks, so the scene is a feature too.
     """
 
     task_text: str
@@ -66,6 +69,7 @@ class PRMExample:
     label: int | None = None
     group: str = ""
     context: str = ""
+    scene: str = ""
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,31 @@ def aggregate(scores: Sequence[float], strategy: str) -> float:
     return float(values[-1])
 
 
+def scene_text(scene: Mapping[str, Any]) -> str:
+    """A scene config dict as one line per object: asset, placement relation, initial joints.
+
+    Example:
+        >>> scene_text({"objects": [{"name": "Box", "asset": "Box-0", "joint_init": {"joint_0": 0.9}}]})
+        'scene: Box = Box-0, joints joint_0=0.90'
+    """
+    parts = []
+    for obj in scene.get("objects", []):
+        text = f"{obj.get('name')} = {obj.get('asset')}"
+        for relation in ("on", "inside"):
+            if obj.get(relation):
+                text += f", {relation} {obj[relation]}"
+        joints = obj.get("joint_init") or {}
+        if joints:
+            text += ", joints " + " ".join(
+                f"{k}={v:.2f}" if isinstance(v, int | float) else f"{k}={v}"
+                for k, v in sorted(joints.items())
+            )
+        if obj.get("distractor"):
+            text += ", distractor"
+        parts.append(text)
+    return "scene: " + "; ".join(parts)
+
+
 def _subtask_text(name: str, kind: str, code: str) -> str:
     return f"{kind} subtask: {name}\n{code}"
 
@@ -176,10 +205,11 @@ class PRMVerifier:
     def features(self, examples: Sequence[PRMExample]) -> np.ndarray:
         """Feature matrix ``(n, f)`` of labelled or unlabelled prefixes."""
         tasks = self.embed([e.task_text for e in examples])
+        scenes = self.embed([e.scene or "scene: unknown" for e in examples])
         texts = sorted({_subtask_text(*s) for e in examples for s in e.subtasks})
         lookup = dict(zip(texts, self.embed(texts), strict=True)) if texts else {}
         rows = []
-        for example, task_vec in zip(examples, tasks, strict=True):
+        for example, task_vec, scene_vec in zip(examples, tasks, scenes, strict=True):
             vecs = np.stack([lookup[_subtask_text(*s)] for s in example.subtasks])
             current = vecs[-1]
             name, kind, code = example.subtasks[-1]
@@ -189,11 +219,14 @@ class PRMVerifier:
                 k / max(example.n_subtasks, 1),
                 float(k == example.n_subtasks),
                 float(task_vec @ current),
+                float(task_vec @ scene_vec),
             ]
             if self.rule is not None:
                 score, errors, warnings = self.rule(example.context, kind, code)
                 static += [score, math.log1p(errors), math.log1p(warnings)]
-            rows.append(np.concatenate([task_vec, current, vecs.mean(axis=0), static]))
+            rows.append(
+                np.concatenate([task_vec, scene_vec, current, vecs.mean(axis=0), static])
+            )
         return np.asarray(rows, dtype=np.float32)
 
     # training ------------------------------------------------------------------------
@@ -272,11 +305,13 @@ class PRMVerifier:
         subtasks: Sequence[tuple[str, str, str]],
         strategy: str = "last",
         context: str = "",
+        scene: str = "",
     ) -> tuple[float, list[float]]:
         """Aggregated score and per-prefix scores of one whole solution."""
         n = len(subtasks)
         prefixes = [
-            PRMExample(task_text, tuple(subtasks[: k + 1]), n, context=context) for k in range(n)
+            PRMExample(task_text, tuple(subtasks[: k + 1]), n, context=context, scene=scene)
+            for k in range(n)
         ]
         scores = self.predict(prefixes).tolist()
         return aggregate(scores, strategy), scores

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,8 @@ class PrefixRecord:
         subtasks: The prefix's subtasks as ``{name, kind, code}`` dicts.
         subtask_success: Outcome of subtask k in this solution.
         task_success: Outcome of this solution.
-        label: The VERGSA label of the prefix.
+        label: The VERGSA label of the prefix (verified task success only).
+        scene: The solution's scene config (a PRM feature: the scene is verified too).
     """
 
     task: str
@@ -81,6 +82,7 @@ class PrefixRecord:
     subtask_success: bool
     task_success: bool
     label: bool
+    scene: dict[str, Any] = field(default_factory=dict)
 
 
 def solution_id(solution: Solution) -> str:
@@ -132,6 +134,7 @@ def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixR
                 subtask_success=_subtask_ok(entry.outcome, k),
                 task_success=bool(entry.outcome.task_success),
                 label=positive[_prefix_key(entry.solution, k)],
+                scene=entry.solution.scene.model_dump(mode="json", exclude_none=True),
             ))
     return records
 

@@ -22,7 +22,14 @@ import numpy as np
 from simjudge.envs.catalogue import default_catalogue
 from simjudge.judges.context import JudgeContext
 from simjudge.judges.metrics import format_markdown_table
-from simjudge.judges.prm import AGGREGATIONS, PRMConfig, PRMExample, PRMVerifier, aggregate
+from simjudge.judges.prm import (
+    AGGREGATIONS,
+    PRMConfig,
+    PRMExample,
+    PRMVerifier,
+    aggregate,
+    scene_text,
+)
 from simjudge.judges.rule import rule_issues
 
 from .dataset import PrefixRecord, split_by_solution, split_by_task
@@ -45,6 +52,7 @@ def to_examples(records: Sequence[PrefixRecord]) -> list[PRMExample]:
             label=int(r.label),
             group=r.solution_id,
             context=r.asset,
+            scene=scene_text(r.scene),
         )
         for r in records
     ]

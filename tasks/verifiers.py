@@ -58,7 +58,7 @@ def rule_score(request: TaskRequest, solution: Solution) -> tuple[float, dict[st
 
 def prm_score_fn(folder: str | Path, strategy: str = "last", embedder: Any = None):
     """A score function from a PRM saved by ``simjudge prm train``."""
-    from simjudge.judges.prm import PRMVerifier
+    from simjudge.judges.prm import PRMVerifier, scene_text
 
     from .llm import MiniLMEmbedder
     from .prm_eval import rule_features
@@ -77,7 +77,9 @@ def prm_score_fn(folder: str | Path, strategy: str = "last", embedder: Any = Non
     def score(request: TaskRequest, solution: Solution) -> tuple[float, dict[str, Any]]:
         text = f"{request.name}: {request.description} (object {request.asset})"
         subtasks = [(s.name, s.kind, s.code) for s in solution.subtasks]
-        value, prefix_scores = verifier.score_solution(text, subtasks, strategy, request.asset)
+        scene = scene_text(solution.scene.model_dump(mode="json", exclude_none=True))
+        value, prefix_scores = verifier.score_solution(text, subtasks, strategy, request.asset,
+                                                       scene)
         return value, {"prefix_scores": prefix_scores, "strategy": strategy}
 
     return score

@@ -77,3 +77,19 @@ def test_needs_both_classes():
         PRMVerifier(HashingEmbedder().embed).fit(one_class)
     with pytest.raises(RuntimeError, match="not trained"):
         PRMVerifier(HashingEmbedder().embed).predict(one_class)
+
+
+def test_the_scene_is_a_feature():
+    """VERGSA verifies scene + subtasks: the same subtasks in another scene score differently."""
+    from simjudge.judges.prm import scene_text
+
+    verifier = PRMVerifier(embed=HashingEmbedder().embed)
+    subtasks = (("pull", "reward", PULL.format(joint="joint_0", target=0.5)),)
+    closed = scene_text({"objects": [{"name": "Cabinet", "asset": "StorageFurniture-0",
+                                      "joint_init": {"joint_0": 0.0}}]})
+    opened = scene_text({"objects": [{"name": "Cabinet", "asset": "StorageFurniture-0",
+                                      "joint_init": {"joint_0": 0.9}}]})
+    assert "joint_0=0.90" in opened and closed != opened
+    a, b = verifier.features([PRMExample("open the drawer", subtasks, 1, scene=closed),
+                              PRMExample("open the drawer", subtasks, 1, scene=opened)])
+    assert a.shape == b.shape and not np.allclose(a, b)
