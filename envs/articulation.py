@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = ["JointType", "LinkSpec", "JointSpec", "ArticulationTree", "SEMANTIC_KIND"]
 
@@ -125,7 +125,7 @@ class ArticulationTree:
                 return joint
         return None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
             "asset_id": self.asset_id,
@@ -139,7 +139,7 @@ class ArticulationTree:
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
-    def from_dict(cls, data: dict) -> ArticulationTree:
+    def from_dict(cls, data: dict[str, Any]) -> ArticulationTree:
         """Inverse of :meth:`to_dict`."""
         return cls(
             asset_id=data["asset_id"],

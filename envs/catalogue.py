@@ -23,8 +23,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .articulation import ArticulationTree
+from .errors import SimjudgeError
 
 __all__ = [
     "ASSETS_DIR",
@@ -38,7 +40,7 @@ ASSETS_DIR: Path = Path(__file__).resolve().parent.parent / "assets"
 """The assets root: ``<repo>/assets`` in a checkout, ``simjudge/assets`` when installed."""
 
 
-class UnknownAssetError(KeyError):
+class UnknownAssetError(SimjudgeError, KeyError):
     """An asset id or category that the catalogue does not contain."""
 
     def __init__(self, what: str, name: str, valid: list[str]) -> None:
@@ -71,7 +73,7 @@ class AssetEntry:
     kind: str
     urdf_path: Path
     tree: ArticulationTree | None
-    meta: dict
+    meta: dict[str, Any]
 
     @property
     def default_fixed_base(self) -> bool:
@@ -83,12 +85,13 @@ class AssetEntry:
         """Names of the non-fixed joints."""
         return list(self.meta.get("movable_joints", []))
 
-    def interaction(self, link: str) -> dict | None:
+    def interaction(self, link: str) -> dict[str, Any] | None:
         """The link's ``{"point", "normal"}`` contact in its own frame, or None."""
         links = self.meta.get("links", {})
         if link not in links:
             raise UnknownAssetError(f"link of {self.asset_id}", link, sorted(links))
-        return links[link].get("interaction")
+        contact: dict[str, Any] | None = links[link].get("interaction")
+        return contact
 
 
 class AssetCatalogue:

@@ -19,6 +19,11 @@ Staged progress (the privileged ground truth other judges are measured against):
   0.5·closeness(object, target) + 0.2·placed, closeness = exp(-d / 0.1) for the
   horizontal distance d to the target's centre weighted with the height above
   it. Φ = 1 on success (placed and released).
+- ``joint_range`` goals (:class:`JointRangeGoal`): like ``joint`` goals, but the target is
+  an interval ``[low, high]`` of the range fraction ("halfway", "slightly open");
+  ``joint_progress`` = 1 − distance to the interval / distance at reset, so overshooting
+  past the far side lowers Φ again.
+- ``all`` goals (:class:`AllOfGoal`): a conjunction; Φ = the mean of the sub-goals' Φ.
 """
 
 from __future__ import annotations
@@ -28,12 +33,20 @@ from collections.abc import Callable
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .backends import BodyQuery, body_reading_offsets
 from .state_api import StateView
 
-__all__ = ["Goal", "JointGoal", "PlaceGoal", "GoalSpec", "MAX_DENSE_REWARD"]
+__all__ = [
+    "Goal",
+    "JointGoal",
+    "JointRangeGoal",
+    "PlaceGoal",
+    "AllOfGoal",
+    "GoalSpec",
+    "MAX_DENSE_REWARD",
+]
 
 MAX_DENSE_REWARD = 5.0
 """Dense reward is ``MAX_DENSE_REWARD * Φ``; normalised reward is Φ."""
@@ -68,9 +81,36 @@ def _scene_reader(
         queries = scene.state_queries()
         if bound is None or bound[0] is not queries:  # first call, or the robot's query changed
             bound = (queries, np.array(pick(queries, scene.state_query_starts()), dtype=np.intp))
-        return backend.read_bodies(queries)[bound[1]].tolist()
+        values: list[float] = backend.read_bodies(queries)[bound[1]].tolist()
+        return values
 
     return read
+
+
+def _joint_link_reader(
+    view: StateView, obj: str, joint: str, link: str
+) -> tuple[float, float, float, Callable[[], list[float]]]:
+    """Static values and a per-step reader for a goal on one joint and one link.
+
+    Returns:
+        ``(lower limit, range span, initial range fraction, read)``; ``read()`` gives the
+        suction point (3 floats), the joint value and the link's bounding box (6 floats).
+    """
+    lo, hi = view.joint_limit(obj, joint)
+    span = max(hi - lo, 1e-9)
+    initial = (view.initial_joint_value(obj, joint) - lo) / span
+    _, index = view._joint(obj, joint)
+    _, link_index = view._link(obj, link)
+    k = list(view._scene.objects).index(obj) + 1  # its part of the scene read
+
+    def pick(queries: tuple[BodyQuery, ...], starts: tuple[int, ...]) -> list[int]:
+        eef = starts[0] + body_reading_offsets(queries[0])["link_positions"]
+        at = body_reading_offsets(queries[k])
+        value = starts[k] + at["joints"] + queries[k].joints.index(index)
+        box = starts[k] + at["link_aabbs"] + 6 * queries[k].link_aabbs.index(link_index)
+        return [eef, eef + 1, eef + 2, value, *range(box, box + 6)]
+
+    return lo, span, initial, _scene_reader(view, pick)
 
 
 class _GoalBase(BaseModel):
@@ -119,21 +159,7 @@ class JointGoal(_GoalBase):
 
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: joint fraction, joint progress, distance to the link, grasp."""
-        lo, hi = view.joint_limit(self.object, self.joint)
-        span = max(hi - lo, 1e-9)
-        initial = (view.initial_joint_value(self.object, self.joint) - lo) / span
-        _, index = view._joint(self.object, self.joint)
-        _, link = view._link(self.object, self.link)
-        k = list(view._scene.objects).index(self.object) + 1  # its part of the scene read
-
-        def pick(queries: tuple[BodyQuery, ...], starts: tuple[int, ...]) -> list[int]:
-            eef = starts[0] + body_reading_offsets(queries[0])["link_positions"]
-            at = body_reading_offsets(queries[k])
-            joint = starts[k] + at["joints"] + queries[k].joints.index(index)
-            box = starts[k] + at["link_aabbs"] + 6 * queries[k].link_aabbs.index(link)
-            return [eef, eef + 1, eef + 2, joint, *range(box, box + 6)]
-
-        read = _scene_reader(view, pick)
+        lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, threshold, opening = self.object, self.threshold, self.direction == "open"
 
         def evaluate() -> dict[str, float | bool]:
@@ -243,7 +269,130 @@ class PlaceGoal(_GoalBase):
         return _clip(phi, 0.0, 0.999)
 
 
-GoalSpec = Annotated[JointGoal | PlaceGoal, Field(discriminator="kind")]
+class JointRangeGoal(_GoalBase):
+    """Bring one joint of an object into an interval of its range (and not past it).
+
+    The target is an interval ``[low, high]`` of the range fraction (0 = lower limit =
+    closed): "halfway" is about ``[0.35, 0.65]``, "slightly open" ``[0.08, 0.4]``.
+    Overshooting the interval is not success, and Φ falls again past it.
+
+    Facts: ``success`` (the fraction is inside ``[low, high]``), ``fail``,
+    ``is_grasped``, ``joint_fraction``, ``joint_progress`` (1 − the distance from the
+    interval over the distance at reset, clipped to [0, 1], so overshoot lowers it),
+    ``overshoot`` (how far the fraction is past the interval's far side, ≥ 0) and
+    ``distance_to_link``. Φ is staged as for :class:`JointGoal`.
+
+    Attributes:
+        kind: ``joint_range``.
+        object: Scene object name.
+        joint: Joint name.
+        link: Link to reach / grasp (a handle, button, knob ...).
+        low: Lower end of the target interval (range fraction).
+        high: Upper end of the target interval (range fraction).
+        direction: ``open`` (the joint moves up from its start) or ``close`` (down); the
+            far side of the interval is ``high`` for ``open`` and ``low`` for ``close``.
+        requires_grasp: Whether progress stages include holding ``link``.
+    """
+
+    kind: Literal["joint_range"] = "joint_range"
+    object: str
+    joint: str
+    link: str
+    low: float = Field(ge=0.0, le=1.0)
+    high: float = Field(ge=0.0, le=1.0)
+    direction: Literal["open", "close"] = "open"
+    requires_grasp: bool = True
+
+    @model_validator(mode="after")
+    def _ordered(self) -> JointRangeGoal:
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}; give low <= high")
+        return self
+
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
+        """Evaluator of the facts: fraction, progress, overshoot, distance to the link, grasp."""
+        lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
+        name, low, high, opening = self.object, self.low, self.high, self.direction == "open"
+        start_gap = max(low - initial, initial - high, 0.05)
+
+        def evaluate() -> dict[str, float | bool]:
+            ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
+            fraction = (value - lo) / span
+            dx, dy, dz = ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0
+            gap = max(low - fraction, fraction - high, 0.0)
+            held = view.grasped()
+            return {
+                "success": low <= fraction <= high,
+                "fail": False,
+                "is_grasped": held is not None and held[0] == name,
+                "joint_fraction": float(fraction),
+                "joint_progress": _clip(1.0 - gap / start_gap, 0.0, 1.0),
+                "overshoot": max(fraction - high if opening else low - fraction, 0.0),
+                "distance_to_link": math.sqrt(dx * dx + dy * dy + dz * dz),
+            }
+
+        return evaluate
+
+    def progress(self, facts: dict[str, float | bool]) -> float:
+        """Staged Φ: reach, grasp, joint progress (as :meth:`JointGoal.progress`)."""
+        return JointGoal.progress(self, facts)  # type: ignore[arg-type]
+
+
+Leaf = Annotated[JointGoal | JointRangeGoal | PlaceGoal, Field(discriminator="kind")]
+"""One goal that is not a conjunction."""
+
+
+class AllOfGoal(_GoalBase):
+    """A conjunction: every sub-goal must hold (open both doors; open a lid and press).
+
+    Facts: ``success`` (all sub-goals succeed), ``fail`` (any fails), ``is_grasped`` (any
+    sub-goal's object is held), ``goals_done`` (how many succeed), and each sub-goal's
+    facts prefixed with its index, ``g0.joint_fraction``, ``g1.success`` .... Φ is the
+    mean of the sub-goals' Φ (1 for each that succeeds), 1 on success.
+
+    Attributes:
+        kind: ``all``.
+        goals: The sub-goals, in the order they are usually done.
+    """
+
+    kind: Literal["all"] = "all"
+    goals: tuple[Leaf, ...] = Field(min_length=1)
+
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
+        """Evaluator of every sub-goal's facts, prefixed, and the conjunction's."""
+        evaluators = [goal.bind(view) for goal in self.goals]
+
+        def evaluate() -> dict[str, float | bool]:
+            facts: dict[str, float | bool] = {}
+            done, fail, held = 0, False, False
+            for i, evaluator in enumerate(evaluators):
+                sub = evaluator()
+                done += bool(sub["success"])
+                fail = fail or bool(sub["fail"])
+                held = held or bool(sub.get("is_grasped", False))
+                facts.update({f"g{i}.{key}": value for key, value in sub.items()})
+            facts.update(success=done == len(evaluators), fail=fail, is_grasped=held,
+                         goals_done=float(done))
+            return facts
+
+        return evaluate
+
+    def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
+        """The facts of sub-goal ``index`` from :meth:`evaluate`'s facts, unprefixed."""
+        prefix = f"g{index}."
+        return {k[len(prefix):]: v for k, v in facts.items() if k.startswith(prefix)}
+
+    def progress(self, facts: dict[str, float | bool]) -> float:
+        """Mean of the sub-goals' Φ (1 for each that succeeds); 1 on success."""
+        if facts["success"]:
+            return 1.0
+        phis = [goal.progress(self.sub_facts(facts, i)) for i, goal in enumerate(self.goals)]
+        return _clip(sum(phis) / len(phis), 0.0, 0.999)
+
+
+GoalSpec = Annotated[
+    JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal, Field(discriminator="kind")
+]
 """Any goal, discriminated by ``kind``."""
 
-Goal = JointGoal | PlaceGoal
+Goal = JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal

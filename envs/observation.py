@@ -29,8 +29,9 @@ def _after(start: int, count: int) -> list[int]:
 class ObservationBuilder:
     """Fills observations for one built scene.
 
-    :param backend: The physics backend.
-    :param scene: The built scene.
+    Args:
+        backend: The physics backend.
+        scene: The built scene.
     """
 
     def __init__(self, backend: Backend, scene: BuiltScene) -> None:

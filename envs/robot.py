@@ -12,6 +12,7 @@ The robot talks to physics only through a :class:`~simjudge.envs.backends.Backen
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +69,10 @@ def _rotation_error(current, target, cap: float) -> tuple[float, float, float]:
 _CAP_SQUARE_BELOW = 0.05**2 * (1.0 - 1e-9)
 """Squared offsets below this are surely under the 5 cm cap, whatever the rounding."""
 
+_SOLVE1: Callable[[np.ndarray, np.ndarray], np.ndarray]
 try:  # numpy's own LAPACK kernel, which np.linalg.solve calls after its checks
-    from numpy.linalg._umath_linalg import solve1 as _SOLVE1
+    from numpy.linalg._umath_linalg import solve1 as _solve1
+    _SOLVE1 = _solve1
 except ImportError:  # pragma: no cover - other numpy layouts
     _SOLVE1 = np.linalg.solve
 """``np.linalg.solve`` for a float64 square matrix and a vector, bit for bit.
@@ -106,9 +109,10 @@ class Attachment:
 class PandaSuction:
     """A Panda arm with suction, position-controlled through IK.
 
-    :param backend: The physics backend to load into.
-    :param base_position: Where the robot base stands (world).
-    :param base_orientation: Base orientation quaternion (x, y, z, w).
+    Args:
+        backend: The physics backend to load into.
+        base_position: Where the robot base stands (world).
+        base_orientation: Base orientation quaternion (x, y, z, w).
     """
 
     ee_link: int = _EE_LINK
@@ -338,7 +342,7 @@ class PandaSuction:
         cid = self.backend.create_fixed_constraint(
             self.body, _HAND_LINK, body, link, max_force=_SUCTION_FORCE
         )
-        return Attachment(body, link, cid, tuple(float(x) for x in offset))
+        return Attachment(body, link, cid, (float(offset[0]), float(offset[1]), float(offset[2])))
 
     def attachment_stretch(self) -> float:
         """How far (m) the held link has drifted from where the weld holds it."""

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .errors import SimjudgeError
 from .world import ROBOT_BASE_POSITION
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-class SceneConfigError(ValueError):
+class SceneConfigError(SimjudgeError, ValueError):
     """A scene configuration is invalid; the message lists each problem and its fix."""
 
 
@@ -76,7 +77,9 @@ class ObjectConfig(_Strict):
 
     @field_validator("center")
     @classmethod
-    def _center_in_unit_square(cls, value):
+    def _center_in_unit_square(
+        cls, value: tuple[float, float] | None
+    ) -> tuple[float, float] | None:
         if value is not None and not all(0.0 <= x <= 1.0 for x in value):
             raise ValueError(
                 f"normalised centre {value} is outside [0, 1]^2; use values in [0, 1] "
@@ -86,7 +89,7 @@ class ObjectConfig(_Strict):
 
     @field_validator("joint_init")
     @classmethod
-    def _fractions_in_range(cls, value):
+    def _fractions_in_range(cls, value: dict[str, JointInit]) -> dict[str, JointInit]:
         for joint, v in value.items():
             if v != "random" and not (0.0 <= float(v) <= 1.0):
                 raise ValueError(
@@ -96,7 +99,7 @@ class ObjectConfig(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _one_relation(self):
+    def _one_relation(self) -> ObjectConfig:
         if self.on is not None and self.inside is not None:
             raise ValueError(
                 f"object {self.name!r} is both `on` {self.on!r} and `in` {self.inside!r}; keep one"
@@ -159,7 +162,7 @@ class SceneConfig(_Strict):
     settle_steps: int = Field(default=60, ge=0, le=2000)
 
     @model_validator(mode="after")
-    def _names_and_relations(self):
+    def _names_and_relations(self) -> SceneConfig:
         names = [o.name for o in self.objects]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -181,7 +184,8 @@ class SceneConfig(_Strict):
     def _check_relation_cycles(self) -> None:
         parent = {o.name: (o.on or o.inside) for o in self.objects}
         for start in parent:
-            seen, node = set(), start
+            seen: set[str] = set()
+            node: str | None = start
             while node is not None:
                 if node in seen:
                     raise ValueError(f"spatial relations form a cycle through {node!r}")

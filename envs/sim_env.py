@@ -76,20 +76,21 @@ class SimEnv(gym.Env):
     ``normalized_dense`` = Φ, ``sparse`` = success, ``none`` = 0. ``terminated``
     is success or fail; ``truncated`` when ``horizon`` steps elapse.
 
-    :param scene: Scene config (object, dict, or YAML path / text).
-    :param goal: Optional task goal (success facts, progress, reward).
-    :param backend: Backend name or instance.
-    :param obs_mode: One of :data:`SUPPORTED_OBS_MODES`.
-    :param reward_mode: One of :data:`SUPPORTED_REWARD_MODES`.
-    :param translation_mode: One of :data:`SUPPORTED_TRANSLATION_MODES`.
-    :param horizon: Steps before truncation (RoboGen/VERGSA: 100).
-    :param frameskip: Physics steps per action (2).
-    :param max_translation: Largest displacement per step in delta mode (m).
-    :param max_rotation_deg: Largest rotation per step (degrees, ≤ 5 as RoboGen).
-    :param render_mode: ``"rgb_array"`` or None.
-    :param camera: Camera name from the scene config to render (first by default).
-    :param scene_seed: Fix the scene layout; None = derive it from ``reset(seed=...)``.
-    :param task_name: Name recorded in ``info`` and episode records.
+    Args:
+        scene: Scene config (object, dict, or YAML path / text).
+        goal: Optional task goal (success facts, progress, reward).
+        backend: Backend name or instance.
+        obs_mode: One of :data:`SUPPORTED_OBS_MODES`.
+        reward_mode: One of :data:`SUPPORTED_REWARD_MODES`.
+        translation_mode: One of :data:`SUPPORTED_TRANSLATION_MODES`.
+        horizon: Steps before truncation (RoboGen/VERGSA: 100).
+        frameskip: Physics steps per action (2).
+        max_translation: Largest displacement per step in delta mode (m).
+        max_rotation_deg: Largest rotation per step (degrees, ≤ 5 as RoboGen).
+        render_mode: ``"rgb_array"`` or None.
+        camera: Camera name from the scene config to render (first by default).
+        scene_seed: Fix the scene layout; None = derive it from ``reset(seed=...)``.
+        task_name: Name recorded in ``info`` and episode records.
     """
 
     metadata = {"render_modes": list(SUPPORTED_RENDER_MODES), "render_fps": 25}
@@ -339,6 +340,7 @@ class SimEnv(gym.Env):
     def _goal_evaluator(self) -> Callable[[], dict[str, Any]]:
         """The goal bound to the current view (rebound if the goal or the scene changed)."""
         goal, view = self.goal, self.view
+        assert goal is not None, "evaluate() returns early without a goal"
         bound = self._bound_goal
         if bound is None or bound[0] is not goal or bound[1] is not view:
             bind = getattr(goal, "bind", None)  # duck-typed goals may only evaluate

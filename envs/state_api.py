@@ -12,6 +12,17 @@ on purpose:
 - ``get_link_state`` returns the centre of the link's bounding box (a point on
   the part that reward code can reach for), not the link frame origin.
 
+RoboGen's read-only helpers are here too, with RoboGen's conventions:
+``get_grasped_object_name`` and ``get_grasped_object_and_link_name`` return the
+object's name **lower-cased** (RoboGen keys its objects by lower-case name, and its
+generated code compares ``grasped_object == "TrashCan".lower()``);
+``gripper_close_to_object_link`` / ``gripper_close_to_object`` say whether the
+suction point is within 6 cm of the part (of its bounding box here; RoboGen measures
+to a rendered point cloud). Object names resolve case-insensitively when no object
+has the exact name, as RoboGen lower-cases every name it is given; link and joint
+names are exact. ``get_bounding_box(self, "init_table")`` (RoboGen's name of the
+table) is the usable table top: the placement area at table height.
+
 Convention: a joint's **lower limit is its closed / natural state**.
 """
 
@@ -20,9 +31,13 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from .errors import SimjudgeError
+from .world import PLACEMENT_X, PLACEMENT_Y
 
 if TYPE_CHECKING:  # pragma: no cover
     from .scene_builder import BuiltScene, SceneObject
@@ -42,11 +57,20 @@ __all__ = [
     "get_link_state",
     "get_orientation",
     "get_position",
+    "get_grasped_object_and_link_name",
+    "get_grasped_object_name",
+    "gripper_close_to_object",
+    "gripper_close_to_object_link",
     "in_bbox",
 ]
 
+GRIPPER_CLOSE_DISTANCE = 0.06
+"""RoboGen's threshold (m) of ``gripper_close_to_object(_link)``."""
+TABLE_NAME = "init_table"
+"""RoboGen's name of the table, accepted by :func:`get_bounding_box`."""
 
-class UnknownNameError(LookupError):
+
+class UnknownNameError(SimjudgeError, LookupError):
     """An object, link or joint name that the scene does not have."""
 
     def __init__(self, kind: str, name: str, valid: list[str], where: str = "") -> None:
@@ -80,11 +104,12 @@ class StateView:
     """
 
     __slots__ = ("_scene",)
+    _scene: BuiltScene
 
     def __init__(self, scene: BuiltScene) -> None:
         object.__setattr__(self, "_scene", scene)
 
-    def __setattr__(self, name, value):  # noqa: D105
+    def __setattr__(self, name: str, value: Any) -> None:  # noqa: D105
         raise AttributeError("the state view is read-only")
 
     # name resolution ------------------------------------------------------------
@@ -93,10 +118,20 @@ class StateView:
         return list(self._scene.objects)
 
     def _object(self, name: str) -> SceneObject:
+        objects = self._scene.objects
         try:
-            return self._scene.objects[name]
+            return objects[name]
         except (KeyError, TypeError):
-            raise UnknownNameError("object", name, self.object_names()) from None
+            pass
+        if isinstance(name, str):  # RoboGen lower-cases every object name it is given
+            folded = [key for key in objects if key.lower() == name.lower()]
+            if len(folded) == 1:
+                return objects[folded[0]]
+        raise UnknownNameError("object", name, self.object_names())
+
+    def canonical_name(self, name: str) -> str:
+        """The scene's spelling of an object name (resolved case-insensitively)."""
+        return self._object(name).name
 
     def _link(self, obj_name: str, link_name: str) -> tuple[SceneObject, int]:
         obj = self._object(obj_name)
@@ -136,13 +171,23 @@ class StateView:
     def joint_limit(self, obj_name: str, joint_name: str) -> tuple[float, float]:
         """``(lower, upper)`` from the articulation tree (lower = closed)."""
         obj, _ = self._joint(obj_name, joint_name)
+        assert obj.tree is not None, "an object with joints is articulated"
         joint = obj.tree.joint(joint_name)
         lo, hi = sorted((joint.lower, joint.upper))
         return float(lo), float(hi)
 
     def aabb(self, obj_name: str, link_name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """World AABB of an object, or of one of its links."""
+        """World AABB of an object, or of one of its links.
+
+        ``init_table`` (RoboGen's name of the table), when no object has that name and the
+        scene has a table, is the usable table top: the placement area at table height.
+        """
         backend = self._scene.robot.backend
+        if link_name is None and self._is_table(obj_name):
+            return (
+                np.array([PLACEMENT_X[0], PLACEMENT_Y[0], -0.05]),
+                np.array([PLACEMENT_X[1], PLACEMENT_Y[1], 0.0]),
+            )
         if link_name is None:
             obj = self._object(obj_name)
             lo, hi = backend.get_aabb(obj.body)
@@ -150,6 +195,13 @@ class StateView:
             obj, index = self._link(obj_name, link_name)
             lo, hi = backend.get_aabb(obj.body, index)
         return np.array(lo, dtype=float), np.array(hi, dtype=float)
+
+    def _is_table(self, name: object) -> bool:
+        if not isinstance(name, str) or name.lower() != TABLE_NAME:
+            return False
+        if self._scene.table is None:
+            return False
+        return not any(key.lower() == TABLE_NAME for key in self._scene.objects)
 
     def grasped(self) -> tuple[str, str] | None:
         """``(object, link)`` held by suction, or None."""
@@ -165,13 +217,12 @@ class StateView:
 
     def initial_joint_value(self, obj_name: str, joint_name: str) -> float:
         """Joint position right after the scene was built and settled."""
-        self._joint(obj_name, joint_name)
-        return float(self._scene.initial_joint_values[(obj_name, joint_name)])
+        obj, _ = self._joint(obj_name, joint_name)
+        return float(self._scene.initial_joint_values[(obj.name, joint_name)])
 
     def initial_pose(self, obj_name: str) -> tuple[np.ndarray, np.ndarray]:
         """Base pose right after the scene was built and settled."""
-        self._object(obj_name)
-        pos, orn = self._scene.initial_poses[obj_name]
+        pos, orn = self._scene.initial_poses[self._object(obj_name).name]
         return pos.copy(), orn.copy()
 
     def tree_text(self, obj_name: str) -> str:
@@ -201,7 +252,8 @@ def get_orientation(view: StateView, object_name: str) -> np.ndarray:
 def get_link_state(view: StateView, object_name: str, link_name: str) -> np.ndarray:
     """World position (3) of a link: the centre of its bounding box."""
     lo, hi = view.aabb(object_name, link_name)
-    return (lo + hi) / 2.0
+    centre: np.ndarray = (lo + hi) / 2.0
+    return centre
 
 
 def get_joint_state(view: StateView, object_name: str, joint_name: str) -> float:
@@ -226,7 +278,9 @@ def get_bounding_box_link(
     return view.aabb(object_name, link_name)
 
 
-def in_bbox(view: StateView, position, bbox_low, bbox_high) -> bool:
+def in_bbox(
+    view: StateView, position: ArrayLike, bbox_low: ArrayLike, bbox_high: ArrayLike
+) -> bool:
     """Whether ``position`` lies inside the box ``[bbox_low, bbox_high]``."""
     pos = np.asarray(position, dtype=float)
     return bool(np.all(pos >= np.asarray(bbox_low)) and np.all(pos <= np.asarray(bbox_high)))
@@ -241,7 +295,45 @@ def check_grasped(view: StateView, object_name: str, link_name: str | None = Non
     held = view.grasped()
     if held is None:
         return False
-    return held[0] == object_name and (link_name is None or held[1] == link_name)
+    name = view.canonical_name(object_name)
+    return held[0] == name and (link_name is None or held[1] == link_name)
+
+
+def get_grasped_object_name(view: StateView) -> str | None:
+    """Lower-cased name of the object suction holds, or None (RoboGen's convention).
+
+    Example:
+        ``success = get_grasped_object_name(self) == "Bowl".lower()``
+    """
+    held = view.grasped()
+    return None if held is None else held[0].lower()
+
+
+def get_grasped_object_and_link_name(view: StateView) -> tuple[str | None, str | None]:
+    """``(lower-cased object name, link name)`` that suction holds, or ``(None, None)``.
+
+    The link is ``"base"`` when suction holds an object's base (RoboGen's convention).
+    """
+    held = view.grasped()
+    if held is None:
+        return None, None
+    return held[0].lower(), held[1]
+
+
+def _distance_to_box(point: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    return float(np.linalg.norm(point - np.clip(point, lo, hi)))
+
+
+def gripper_close_to_object_link(view: StateView, object_name: str, link_name: str) -> bool:
+    """Whether the suction point is within 6 cm of a link (of its bounding box)."""
+    lo, hi = view.aabb(object_name, link_name)
+    return _distance_to_box(view.eef_pose()[0], lo, hi) < GRIPPER_CLOSE_DISTANCE
+
+
+def gripper_close_to_object(view: StateView, object_name: str) -> bool:
+    """Whether the suction point is within 6 cm of an object (of its bounding box)."""
+    lo, hi = view.aabb(object_name)
+    return _distance_to_box(view.eef_pose()[0], lo, hi) < GRIPPER_CLOSE_DISTANCE
 
 
 def get_initial_joint_angle(view: StateView, object_name: str, joint_name: str) -> float:
@@ -255,7 +347,7 @@ def get_initial_pos_orient(view: StateView, object_name: str) -> tuple[np.ndarra
     return pos, _euler_from_quaternion(orn)
 
 
-STATE_API: dict[str, Callable] = {
+STATE_API: dict[str, Callable[..., Any]] = {
     fn.__name__: fn
     for fn in (
         get_eef_pos,
@@ -270,6 +362,10 @@ STATE_API: dict[str, Callable] = {
         check_grasped,
         get_initial_joint_angle,
         get_initial_pos_orient,
+        get_grasped_object_name,
+        get_grasped_object_and_link_name,
+        gripper_close_to_object_link,
+        gripper_close_to_object,
     )
 }
 """Name -> function: the whole state API, for the generated-code compiler."""

@@ -80,8 +80,8 @@ def quat_from_matrix(m: np.ndarray) -> np.ndarray:
     else:
         s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
         q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
-    q = np.asarray(q)
-    return q / np.linalg.norm(q)
+    quat = np.asarray(q)
+    return quat / np.linalg.norm(quat)
 
 
 def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -129,7 +129,7 @@ def quat_align_z(orientation: np.ndarray, z_axis: np.ndarray) -> np.ndarray:
     return quat_multiply(turn, orientation)
 
 
-def rpy_matrix(rpy: tuple[float, float, float] | list[float]) -> np.ndarray:
+def rpy_matrix(rpy: tuple[float, ...] | list[float]) -> np.ndarray:
     """Rotation matrix of URDF fixed-axis roll, pitch, yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = (

@@ -6,7 +6,7 @@ Judge wrappers (reward shaping, verification) live in :mod:`simjudge.judges`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -29,7 +29,8 @@ def write_video(frames: list[np.ndarray], path: str | Path, fps: int = 25) -> Pa
         raise ValueError(f"frames differ in shape {sorted(shapes)}; render from one camera")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=8) as writer:
+    writer = imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=8)
+    with writer:
         for frame in frames:
             writer.append_data(np.asarray(frame, dtype=np.uint8))
     return path
@@ -48,11 +49,12 @@ class RecordVideo(gym.Wrapper):
 
     **Info keys** (at episode end): ``video_path`` (str), the file written.
 
-    :param env: Env with ``render_mode="rgb_array"``.
-    :param video_dir: Folder for ``episode_<k>.mp4`` files.
-    :param every: Take a frame every ``every`` steps.
-    :param fps: Frames per second of the video.
-    :param name_prefix: File name prefix.
+    Args:
+        env: Env with ``render_mode="rgb_array"``.
+        video_dir: Folder for ``episode_<k>.mp4`` files.
+        every: Take a frame every ``every`` steps.
+        fps: Frames per second of the video.
+        name_prefix: File name prefix.
     """
 
     def __init__(
@@ -83,7 +85,7 @@ class RecordVideo(gym.Wrapper):
         obs, info = self.env.reset(**kwargs)
         self.episode += 1
         self._steps = 0
-        self._frames = [self.env.render()]
+        self._frames = [self._render()]
         return obs, info
 
     def step(self, action):
@@ -91,12 +93,16 @@ class RecordVideo(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._steps += 1
         if self._steps % self.every == 0:
-            self._frames.append(self.env.render())
+            self._frames.append(self._render())
         if terminated or truncated:
             path = self._flush()
             if path is not None:
                 info = dict(info, video_path=str(path))
         return obs, reward, terminated, truncated, info
+
+    def _render(self) -> np.ndarray:
+        # render_mode is "rgb_array" (checked in __init__): a frame is one array
+        return cast(np.ndarray, self.env.render())
 
     def _flush(self) -> Path | None:
         if not self._frames:

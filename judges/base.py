@@ -34,6 +34,8 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from simjudge.envs.errors import SimjudgeError
+
 from .context import JudgeContext
 from .signals import JudgeSignal, Transition
 
@@ -50,7 +52,7 @@ _HINTS = {
 }
 
 
-class JudgeResetNeeded(RuntimeError):
+class JudgeResetNeeded(SimjudgeError, RuntimeError):
     """``observe`` was called before ``reset(context)``."""
 
 
@@ -79,17 +81,17 @@ def _fresh_stats() -> dict[str, CallStats]:
 class Judge:
     """Base class of every judge.
 
-    Class attributes a subclass sets:
-
-    - ``name``: registry-style name (``"privileged"``, ``"rule"`` ...), used in reasons,
-      panels and records.
-    - ``provides_potential``: whether signals carry Φ (reward shaping and OPD need it).
-    - ``needs_frames``: whether ``observe`` needs ``transition.frame`` (wrappers then render).
-    - ``max_reward``: upper bound of the reward term (None = unknown); JudgeReward's
-      ``normalized`` mode divides by it.
-    - ``_transient``: attribute names that are not pickled (rebuilt lazily).
+    A subclass sets the class attributes ``name``, ``provides_potential``, ``needs_frames``
+    and ``max_reward``, and lists in ``_transient`` the attribute names that are not pickled
+    (rebuilt lazily).
 
     Attributes:
+        name: Registry-style name (``"privileged"``, ``"rule"`` ...), used in reasons,
+            panels and records (class attribute).
+        provides_potential: Whether signals carry Φ (reward shaping and OPD need it).
+        needs_frames: Whether ``observe`` needs ``transition.frame`` (wrappers then render).
+        max_reward: Upper bound of the reward term (None = unknown); JudgeReward's
+            ``normalized`` mode divides by it.
         context: The context of the current episode (None before ``reset``).
         stats: ``{"observe" | "plan" | "episode": CallStats}``.
         spec: The registry string the judge was made from (``"noisy:sigma=0.05"``), if any.

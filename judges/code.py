@@ -23,6 +23,7 @@ from simjudge.envs.codegen import (
     compile_reward,
     compile_success,
 )
+from simjudge.envs.codegen.compiler import Mode as ExecutionMode
 from simjudge.envs.state_api import STATE_API
 
 from .base import Judge
@@ -76,7 +77,7 @@ class _CodeJudge(Judge):
         code: str | None = None,
         kind: str | None = None,
         limits: ExecutionLimits | None = None,
-        mode: str = "inprocess",
+        mode: ExecutionMode = "inprocess",
         error_reward: float = 0.0,
     ) -> None:
         super().__init__()
@@ -129,6 +130,7 @@ class _CodeJudge(Judge):
     def _run(self, transition: Transition) -> tuple[Any, str]:
         """Call the compiled code; return (result, error message or "")."""
         if self._compiled is None and not self._compile_error:
+            assert self.context is not None, "observe() checked that reset(context) came first"
             self._reset(self.context)  # rebuilt after unpickling
         if self._compile_error:
             return None, f"compile error: {self._compile_error}"
@@ -148,7 +150,7 @@ class _CodeJudge(Judge):
 
 
 class CodeRewardJudge(_CodeJudge):
-    """The proposal's reward function ``def _compute_reward(self): ... return reward, success``.
+    r"""The proposal's reward function ``def _compute_reward(self): ... return reward, success``.
 
     The reward term is the generated reward (its range is unknown: ``max_reward`` is None
     unless given); the verdict is ``success`` when the function's success output is true.
@@ -156,17 +158,18 @@ class CodeRewardJudge(_CodeJudge):
     (bool), ``error`` (str, "" when the code ran).
 
     Example:
-        >>> judge = CodeRewardJudge("def _compute_reward(self):\\n    return 1.0 / 0.0, False")
+        >>> judge = CodeRewardJudge("def _compute_reward(self):\n    return 1.0 / 0.0, False")
         >>> judge.reset(JudgeContext())
         >>> s = judge.observe(Transition(step=0, view=object()))
         >>> s.verdict, "ZeroDivisionError" in s.reason
         ('failure', True)
 
-    :param code: Reward code; None = the context's subtask code.
-    :param limits: Execution limits per call (:class:`~simjudge.envs.codegen.ExecutionLimits`).
-    :param mode: ``inprocess`` or ``subprocess`` (see ``compile_reward``).
-    :param error_reward: Reward term on a failing step.
-    :param max_reward: Known bound of the generated reward (for normalised rewards).
+    Args:
+        code: Reward code; None = the context's subtask code.
+        limits: Execution limits per call (:class:`~simjudge.envs.codegen.ExecutionLimits`).
+        mode: ``inprocess`` or ``subprocess`` (see ``compile_reward``).
+        error_reward: Reward term on a failing step.
+        max_reward: Known bound of the generated reward (for normalised rewards).
     """
 
     name = "code-reward"
@@ -176,7 +179,7 @@ class CodeRewardJudge(_CodeJudge):
         self,
         code: str | None = None,
         limits: ExecutionLimits | None = None,
-        mode: str = "inprocess",
+        mode: ExecutionMode = "inprocess",
         error_reward: float = 0.0,
         max_reward: float | None = None,
     ) -> None:
@@ -210,12 +213,13 @@ class CodeSuccessJudge(_CodeJudge):
         >>> judge.observe(Transition(step=0, view=object())).verdict
         'success'
 
-    :param code: The code; None = the context's subtask code.
-    :param kind: ``success``, ``reward`` or ``primitive``; None = ``success`` for ``code=``,
-        the context's subtask kind otherwise.
-    :param limits: Execution limits per call.
-    :param mode: ``inprocess`` or ``subprocess``.
-    :param error_reward: Reward term on a failing step.
+    Args:
+        code: The code; None = the context's subtask code.
+        kind: ``success``, ``reward`` or ``primitive``; None = ``success`` for ``code=``,
+            the context's subtask kind otherwise.
+        limits: Execution limits per call.
+        mode: ``inprocess`` or ``subprocess``.
+        error_reward: Reward term on a failing step.
     """
 
     name = "code-success"

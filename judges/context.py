@@ -20,9 +20,9 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from simjudge.envs.articulation import ArticulationTree, JointSpec, LinkSpec
+from simjudge.envs.articulation import ArticulationTree, JointSpec, JointType, LinkSpec
 
 from .signals import to_jsonable
 
@@ -50,7 +50,7 @@ def infer_verb(text: str) -> str:
     """The first verb of :data:`VERB_TARGETS` in ``text`` ("" if none), e.g. "Open Drawer"."""
     for word in _WORD.findall(str(text).lower()):
         if word in VERB_TARGETS:
-            return word
+            return str(word)
     return ""
 
 
@@ -99,7 +99,8 @@ def parse_articulation_text(text: str) -> ArticulationTree:
         m = _JOINT.search(line)
         if m:
             lower, upper = float(m["lower"] or 0.0), float(m["upper"] or 0.0)
-            joints.append(JointSpec(m["name"], m["type"], m["parent"], m["child"], lower, upper))
+            kind = cast(JointType, m["type"])  # as the prompt names it (not validated)
+            joints.append(JointSpec(m["name"], kind, m["parent"], m["child"], lower, upper))
     return ArticulationTree(
         asset_id=header["asset"] if header else "",
         category=header["category"] if header else "",
@@ -219,7 +220,8 @@ class JudgeContext:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (the goal as its pydantic dump)."""
-        return to_jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return cast(dict[str, Any], to_jsonable(fields))
 
     @classmethod
     def from_env(cls, env: Any, **overrides: Any) -> JudgeContext:

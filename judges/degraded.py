@@ -58,6 +58,12 @@ class _DegradedJudge(Judge):
     def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
         raise NotImplementedError  # pragma: no cover
 
+    def _phi(self, signal: JudgeSignal) -> float:
+        """The base's Φ (the base provides a potential: checked in ``__init__``)."""
+        if signal.phi is None:
+            raise ValueError(f"{self.base.label} gave no Φ; {type(self).__name__} damages Φ")
+        return signal.phi
+
 
 class DegradedNoisyJudge(_DegradedJudge):
     """Base Φ plus seeded Gaussian noise, clipped to [0, 1]; the verdict is the base's.
@@ -65,9 +71,10 @@ class DegradedNoisyJudge(_DegradedJudge):
     The noise of an episode is drawn from ``default_rng((seed, context.seed, episode))``, so
     the same seed gives the same noisy trace for the same episode, and episodes differ.
 
-    :param sigma: Noise standard deviation σ ≥ 0.
-    :param seed: Seed of the noise.
-    :param base: The judge to degrade (privileged by default).
+    Args:
+        sigma: Noise standard deviation σ ≥ 0.
+        seed: Seed of the noise.
+        base: The judge to degrade (privileged by default).
     """
 
     name = "noisy"
@@ -87,14 +94,15 @@ class DegradedNoisyJudge(_DegradedJudge):
 
     def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
         noise = float(self._rng.normal(0.0, self.sigma)) if self.sigma else 0.0
-        return float(np.clip(signal.phi + noise, 0.0, 1.0)), {"noise": noise}
+        return float(np.clip(self._phi(signal) + noise, 0.0, 1.0)), {"noise": noise}
 
 
 class DegradedQuantizedJudge(_DegradedJudge):
     """Base Φ rounded down to one of ``levels`` + 1 values {0, 1/L, ..., 1}.
 
-    :param levels: Number of steps L ≥ 1.
-    :param base: The judge to degrade (privileged by default).
+    Args:
+        levels: Number of steps L ≥ 1.
+        base: The judge to degrade (privileged by default).
     """
 
     name = "quantized"
@@ -106,7 +114,7 @@ class DegradedQuantizedJudge(_DegradedJudge):
         self.levels = int(levels)
 
     def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
-        return math.floor(signal.phi * self.levels + 1e-9) / self.levels, {}
+        return math.floor(self._phi(signal) * self.levels + 1e-9) / self.levels, {}
 
 
 class DegradedPairwiseJudge(_DegradedJudge):
@@ -119,12 +127,13 @@ class DegradedPairwiseJudge(_DegradedJudge):
     a chosen stride: a static scene drifts "up" by ``step`` per sampled pair, so the total
     depends on the sampling rate, unlike Φ_T − Φ_0. The verdict is the base's.
 
-    :param step: Magnitude of one pair score.
-    :param bias: Regressions smaller than this count as progress.
-    :param flip: Probability of flipping a pair's sign (seeded).
-    :param seed: Seed of the flips.
-    :param stride: Pair stride used by ``judge_episode`` (every ``stride``-th state).
-    :param base: The judge to degrade (privileged by default).
+    Args:
+        step: Magnitude of one pair score.
+        bias: Regressions smaller than this count as progress.
+        flip: Probability of flipping a pair's sign (seeded).
+        seed: Seed of the flips.
+        stride: Pair stride used by ``judge_episode`` (every ``stride``-th state).
+        base: The judge to degrade (privileged by default).
     """
 
     name = "pairwise"
@@ -165,12 +174,13 @@ class DegradedPairwiseJudge(_DegradedJudge):
 
     def _observe(self, transition: Transition) -> JudgeSignal:
         signal = self.base.observe(transition)
+        phi = self._phi(signal)
         if self._prev_phi is None:
-            score, self._estimate = 0.0, signal.phi
+            score, self._estimate = 0.0, phi
         else:
-            score = self.pair_score(self._prev_phi, signal.phi)
+            score = self.pair_score(self._prev_phi, phi)
             self._estimate = float(np.clip(self._estimate + score, 0.0, 1.0))
-        self._prev_phi = signal.phi
+        self._prev_phi = phi
         details = {"base_phi": signal.phi, "pair_score": score, **signal.details}
         reason = f"pairwise Φ̂ {self._estimate:.3f} (base {signal.phi:.3f}); {signal.reason}"
         return JudgeSignal(score, self._estimate, signal.verdict, reason, details)

@@ -48,11 +48,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from simjudge.tasks.spec import versions, write_json
 
-from .signals import JudgeSignal, to_jsonable
+from .signals import JudgeSignal, Verdict, to_jsonable
 
 __all__ = ["EPISODE_FORMAT", "EpisodeRecord", "StepRecord", "library_versions"]
 
@@ -78,7 +78,7 @@ class StepRecord:
         """JSON-ready dict."""
         data = {k: v for k, v in asdict(self).items() if k != "signal"}
         data["signal"] = self.signal.to_dict()
-        return to_jsonable(data)
+        return cast(dict[str, Any], to_jsonable(data))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StepRecord:
@@ -119,7 +119,7 @@ class EpisodeRecord:
         return [s.progress for s in self.steps]
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """Verdict of the last recorded step ("undecided" if nothing was recorded)."""
         return self.steps[-1].signal.verdict if self.steps else "undecided"
 

@@ -48,16 +48,17 @@ class JudgeRecord(BaseJudgeWrapper):
     Change logs:
      * v0.1.0 - Initially added.
 
-    :param env: The env.
-    :param judge: The judge; one instance per env (``judge.clone()``).
-    :param folder: Where to write episode files; None keeps records in memory only
-        (:attr:`last_record`).
-    :param epsilon: Stagnation threshold ε of STR (calibrate with
-        :func:`~simjudge.judges.metrics.calibrate_epsilon`; record it with the results).
-    :param k: Milestone bins K of MC.
-    :param record_states: Store ``info["state"]`` (privileged summary) per step.
-    :param context: Judge context, a function of the env returning one, or None (derived).
-    :param key: Info key.
+    Args:
+        env: The env.
+        judge: The judge; one instance per env (``judge.clone()``).
+        folder: Where to write episode files; None keeps records in memory only
+            (:attr:`last_record`).
+        epsilon: Stagnation threshold ε of STR (calibrate with
+            :func:`~simjudge.judges.metrics.calibrate_epsilon`; record it with the results).
+        k: Milestone bins K of MC.
+        record_states: Store ``info["state"]`` (privileged summary) per step.
+        context: Judge context, a function of the env returning one, or None (derived).
+        key: Info key.
     """
 
     def __init__(
@@ -104,7 +105,7 @@ class JudgeRecord(BaseJudgeWrapper):
             versions=library_versions(),
         )
         self._opd_ok = signal.phi is not None
-        if self._opd_ok:
+        if signal.phi is not None:
             self._opd.reset(signal.phi)
         self._append(0, signal, info, None, None, False, False)
         return obs, info
@@ -140,6 +141,7 @@ class JudgeRecord(BaseJudgeWrapper):
     def _append(self, step, signal: JudgeSignal, info, action, reward, terminated, truncated):
         progress = info.get("progress")
         success = info.get("success")
+        assert self._record is not None, "reset() starts the record"
         self._record.steps.append(
             StepRecord(
                 step=step,

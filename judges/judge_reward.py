@@ -54,15 +54,16 @@ class JudgeReward(BaseJudgeWrapper):
     Change logs:
      * v0.1.0 - Initially added.
 
-    :param env: The env (a SimEnv for state-based judges).
-    :param judge: The judge; one instance per env (``judge.clone()``).
-    :param mode: One of :data:`SUPPORTED_REWARD_MODES`.
-    :param combine: One of :data:`SUPPORTED_COMBINE`.
-    :param shaping_weight: w; None = 1 for ``dense``/``normalized`` and 0 for ``sparse``.
-    :param gamma: γ of the shaping; use the learner's discount (SB3 SAC: 0.99).
-    :param max_reward: Overrides ``judge.max_reward`` in M (``normalized`` mode).
-    :param context: Judge context, a function of the env returning one, or None (derived).
-    :param key: Info key.
+    Args:
+        env: The env (a SimEnv for state-based judges).
+        judge: The judge; one instance per env (``judge.clone()``).
+        mode: One of :data:`SUPPORTED_REWARD_MODES`.
+        combine: One of :data:`SUPPORTED_COMBINE`.
+        shaping_weight: w; None = 1 for ``dense``/``normalized`` and 0 for ``sparse``.
+        gamma: γ of the shaping; use the learner's discount (SB3 SAC: 0.99).
+        max_reward: Overrides ``judge.max_reward`` in M (``normalized`` mode).
+        context: Judge context, a function of the env returning one, or None (derived).
+        key: Info key.
     """
 
     def __init__(
@@ -140,5 +141,6 @@ class JudgeReward(BaseJudgeWrapper):
             return signal.reward, shaping, base + shaping
         dense = signal.reward + shaping
         if self.mode == "normalized":
+            assert self.max_reward is not None, "set in __init__ for mode='normalized'"
             return signal.reward, shaping, dense / self.max_reward
         return signal.reward, shaping, dense

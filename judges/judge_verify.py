@@ -60,14 +60,15 @@ class JudgeVerify(BaseJudgeWrapper):
     Change logs:
      * v0.1.0 - Initially added.
 
-    :param env: The env.
-    :param judge: The judge; one instance per env (``judge.clone()``).
-    :param terminate_on_success: End the episode on a success verdict.
-    :param terminate_on_failure: End the episode on a failure verdict (False: keep running,
-        e.g. to see whether generated code recovers).
-    :param context: Judge context, a function of the env returning one, or None (derived).
-    :param key: Info key of the verdict dict.
-    :param success_key: Info key of the episode-end success flag (SB3 reads ``is_success``).
+    Args:
+        env: The env.
+        judge: The judge; one instance per env (``judge.clone()``).
+        terminate_on_success: End the episode on a success verdict.
+        terminate_on_failure: End the episode on a failure verdict (False: keep running,
+            e.g. to see whether generated code recovers).
+        context: Judge context, a function of the env returning one, or None (derived).
+        key: Info key of the verdict dict.
+        success_key: Info key of the episode-end success flag (SB3 reads ``is_success``).
     """
 
     def __init__(

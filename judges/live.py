@@ -115,7 +115,7 @@ class LiveSubtaskJudges:
                 if column:
                     column.pop()
         has_task = self._task_judge is not None and bool(rows["task_phi"])
-        trace = dict(rows)
+        trace: dict[str, list[Any] | None] = dict(rows)
         if not has_task:
             trace["task_phi"] = trace["task_success"] = None
         opd = None

@@ -85,10 +85,11 @@ class MilestoneJudge(Judge):
     ``reached`` (milestone -> bool), ``holding`` (milestone -> bool, predicate holds now),
     ``completion_score`` (int, RoboBench's ⌊10·Y/X⌋).
 
-    :param milestones: The milestones (any order; edges via ``after``).
-    :param strict_order: Prerequisites must be reached at an earlier step (RoboBench); False
-        also accepts the same step.
-    :param require_held: Success also needs every predicate to hold at the current step.
+    Args:
+        milestones: The milestones (any order; edges via ``after``).
+        strict_order: Prerequisites must be reached at an earlier step (RoboBench); False
+            also accepts the same step.
+        require_held: Success also needs every predicate to hold at the current step.
     """
 
     name = "milestones"
@@ -162,7 +163,8 @@ class PredicateJudge(Judge):
     A binary judge (no partial progress): what a success checker looks like to the OPD
     metrics. Details: ``holds`` (bool).
 
-    :param predicate: The success condition.
+    Args:
+        predicate: The success condition.
     """
 
     name = "predicate"

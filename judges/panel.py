@@ -15,7 +15,7 @@ from typing import Any
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord
-from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
+from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition, Verdict
 
 __all__ = ["SUPPORTED_VOTES", "JudgePanel"]
 
@@ -44,9 +44,10 @@ class JudgePanel(Judge):
         >>> sorted(panel.judges)
         ['coarse', 'truth']
 
-    :param judges: Judges by name, or a sequence (named by ``judge.name``, deduplicated).
-    :param weights: Weight per judge (same order), default 1 each.
-    :param vote: One of :data:`SUPPORTED_VOTES`.
+    Args:
+        judges: Judges by name, or a sequence (named by ``judge.name``, deduplicated).
+        weights: Weight per judge (same order), default 1 each.
+        vote: One of :data:`SUPPORTED_VOTES`.
     """
 
     name = "panel"
@@ -84,9 +85,10 @@ class JudgePanel(Judge):
     def max_reward(self) -> float | None:  # type: ignore[override]
         """Σ wᵢ·max_rewardᵢ (None if a member's bound is unknown)."""
         bounds = [j.max_reward for j in self.judges.values()]
-        if any(b is None for b in bounds):
+        known = [b for b in bounds if b is not None]
+        if len(known) != len(bounds):
             return None
-        return sum(self.weights[n] * b for n, b in zip(self.judges, bounds, strict=True))
+        return sum(self.weights[n] * b for n, b in zip(self.judges, known, strict=True))
 
     def _reset(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
@@ -144,7 +146,7 @@ class JudgePanel(Judge):
         reason = f"{verdict} by {self.vote} vote ({', '.join(agree) or 'none'})"
         return JudgeSignal(reward=reward, phi=phi, verdict=verdict, reason=reason, details=details)
 
-    def _vote(self, signals: Mapping[str, JudgeSignal], weights: Mapping[str, float]) -> str:
+    def _vote(self, signals: Mapping[str, JudgeSignal], weights: Mapping[str, float]) -> Verdict:
         if self.vote == "any":
             verdicts = {s.verdict for s in signals.values()}
             for wanted in (SUCCESS, FAILURE):

@@ -54,6 +54,7 @@ class Predicate:
         return repr(self)
 
     def __call__(self, view: StateView) -> bool:
+        """Whether the fact holds on ``view`` (a predicate is a success condition)."""
         return bool(self.holds(view))
 
     def __and__(self, other: Predicate) -> And:
@@ -102,8 +103,10 @@ class JointClosed(Predicate):
 
 @dataclass(frozen=True)
 class Pressed(JointOpen):
-    """A button's joint is pushed in past ``fraction`` of its travel (buttons rest at
-    their lower limit, so this is :class:`JointOpen` under the name tasks use)."""
+    """A button's joint is pushed in past ``fraction`` of its travel.
+
+    Buttons rest at their lower limit, so this is :class:`JointOpen` under the name tasks use.
+    """
 
     def describe(self) -> str:
         """``Pressed(obj.joint >= f)``."""

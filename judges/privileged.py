@@ -32,7 +32,7 @@ import numpy as np
 from simjudge.envs.goals import JointGoal, PlaceGoal
 from simjudge.envs.state_api import StateView, get_link_state
 
-from .base import Judge
+from .base import Judge, JudgeResetNeeded
 from .context import JudgeContext
 from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
 
@@ -116,13 +116,17 @@ def progress_goal(spec: Any, context: JudgeContext | None = None) -> Goal:
     ``joint`` and/or ``link`` with ``direction`` (joint goal; ``threshold``,
     ``requires_grasp``), or ``link`` alone (link goal; ``requires_grasp``). A missing joint is
     found from the link through fixed joints (a handle moves with its drawer), a missing link
-    is the joint's child; both need the object's tree in ``context``.
+    is the joint's child; both need the object's tree in ``context``. Any other env goal
+    (an object with ``progress`` and ``bind`` or ``evaluate``, e.g. ``JointRangeGoal``,
+    ``AllOfGoal`` or ``TaskGoal.env_goal()``) is used as it is.
 
     Raises:
         ValueError: The spec is incomplete or names nothing the context knows.
     """
     if isinstance(spec, JointGoal | PlaceGoal | LinkGoal):
         return spec
+    if hasattr(spec, "progress") and (hasattr(spec, "bind") or hasattr(spec, "evaluate")):
+        return spec  # any env goal (JointRangeGoal, AllOfGoal, TaskGoal.env_goal())
     if not isinstance(spec, Mapping) or "object" not in spec:
         raise ValueError(f"a progress goal spec needs at least 'object'; got {spec!r}")
     spec = dict(spec)
@@ -171,7 +175,8 @@ class PrivilegedProgressJudge(Judge):
         >>> s.verdict, abs(s.phi - info["progress"]) < 1e-12
         ('undecided', True)
 
-    :param goal: A goal object, a light spec dict (see :func:`progress_goal`), or None.
+    Args:
+        goal: A goal object, a light spec dict (see :func:`progress_goal`), or None.
     """
 
     name = "privileged"
@@ -194,15 +199,24 @@ class PrivilegedProgressJudge(Judge):
         self.goal = progress_goal(spec, context)
         self._evaluator = self._evaluator_view = None
 
+    def _goal(self) -> Goal:
+        if self.goal is None:
+            raise JudgeResetNeeded(
+                f"{self.label} has no goal before reset(context); call "
+                "judge.reset(JudgeContext(...)) first"
+            )
+        return self.goal
+
     def facts(self, view: StateView) -> dict[str, float | bool]:
         """The goal's facts on ``view`` (``success``, ``fail``, named predicates).
 
         Goals that can bind to a view (``goal.bind(view)``: names resolved, limits read
         once) are bound once per view and episode, as the env does; the facts are the same.
         """
-        bind = getattr(self.goal, "bind", None)
+        goal = self._goal()
+        bind = getattr(goal, "bind", None)
         if bind is None:
-            return dict(self.goal.evaluate(view))
+            return dict(goal.evaluate(view))
         if self._evaluator is None or self._evaluator_view is not view:
             self._evaluator, self._evaluator_view = bind(view), view
         return dict(self._evaluator())
@@ -216,11 +230,12 @@ class PrivilegedProgressJudge(Judge):
             details.update(success=False, fail=True)
             return JudgeSignal(0.0, 0.0, FAILURE, "physics error: the simulation diverged", details)
         facts = self.facts(transition.view)
-        phi = float(self.goal.progress(facts))
+        goal = self._goal()
+        phi = float(goal.progress(facts))
         if facts.get("fail"):
             verdict, reason = FAILURE, "the goal reports a failure (e.g. a physics error)"
         elif facts["success"]:
-            verdict, reason = SUCCESS, f"{self.goal.kind} goal reached"
+            verdict, reason = SUCCESS, f"{goal.kind} goal reached"
         else:
             verdict, reason = UNDECIDED, f"progress {phi:.3f}"
         details = {  # bools stay bools (numpy ones too), numbers become floats

@@ -113,8 +113,11 @@ def _torch():
 
 
 class _one_thread:
-    """Run torch on one thread: a small head gains nothing from more, and on a
-    busy 2-core machine intra-op threads contend (measured 15x slower)."""
+    """Run torch on one thread.
+
+    A small head gains nothing from more, and on a busy 2-core machine intra-op threads
+    contend (measured 15x slower).
+    """
 
     def __enter__(self):
         torch = _torch()
@@ -188,9 +191,10 @@ def _subtask_text(name: str, kind: str, code: str) -> str:
 class PRMVerifier:
     """A trained (or trainable) PRM.
 
-    :param embed: Texts -> unit vectors ``(n, d)`` (e.g. MiniLM).
-    :param rule: Optional static scorer of a subtask's code (a rule judge).
-    :param config: Training settings.
+    Args:
+        embed: Texts -> unit vectors ``(n, d)`` (e.g. MiniLM).
+        rule: Optional static scorer of a subtask's code (a rule judge).
+        config: Training settings.
     """
 
     embed: EmbedFn
@@ -256,7 +260,7 @@ class PRMVerifier:
         torch = _torch()
         torch.manual_seed(self.config.seed)
         x = torch.tensor(self.features(labelled))
-        y = torch.tensor([float(e.label) for e in labelled])
+        y = torch.tensor([float(e.label) for e in labelled if e.label is not None])  # all are
         self._model = self._build(x.shape[1])
         alpha = self.config.alpha
         if alpha is None:  # weight the rarer class up

@@ -77,7 +77,7 @@ def rule_issues(kind: str, code: str, context: JudgeContext | None = None) -> li
 
 
 class RuleJudge(Judge):
-    """Check a subtask's code before execution (see the module docstring).
+    r"""Check a subtask's code before execution (see the module docstring).
 
     ``judge_plan(kind, code, context)`` returns a signal with ``reward`` = the score
     (1 / 0.5 / 0), no Φ, verdict ``success`` (1), ``undecided`` (0.5) or ``failure`` (0), the
@@ -88,13 +88,14 @@ class RuleJudge(Judge):
     Example:
         >>> ctx = JudgeContext(object_names=("Cabinet",), links={"Cabinet": ("base", "link_0")},
         ...                    joints={"Cabinet": ("joint_0",)})
-        >>> code = 'rgbs, final_state = grasp_object_link(self, "Cabinet", "link_9")\\n' \\
+        >>> code = 'rgbs, final_state = grasp_object_link(self, "Cabinet", "link_9")\n' \
         ...        'success = check_grasped(self, "Cabinet", "link_9")'
         >>> s = RuleJudge().judge_plan("primitive", code, ctx)
         >>> s.reward, s.details["issues"][0]["code"]
         (0.0, 'unknown-link')
 
-    :param max_issues_in_reason: How many issues the one-line reason lists.
+    Args:
+        max_issues_in_reason: How many issues the one-line reason lists.
     """
 
     name = "rule"

@@ -11,9 +11,10 @@ import ast
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from simjudge.envs.codegen import PRIMITIVE_NAMES, check_source
+from simjudge.envs.codegen.syntax import Kind
 
 from .context import JudgeContext
 from .rule_facts import (
@@ -114,9 +115,10 @@ class RuleIssue:
 
 
 def check_static(kind: str, code: str) -> list[RuleIssue]:
-    """codegen's allowlist check; an unassigned primitive result is an error here (VERGSA)."""
+    """The allowlist check of codegen; an unassigned primitive result is an error here (VERGSA)."""
     issues = []
-    for issue in check_source(code, kind, allow_primitives=kind == "primitive"):
+    # cast: check_source validates ``kind`` against its Literal itself
+    for issue in check_source(code, cast(Kind, kind), allow_primitives=kind == "primitive"):
         severity = "error" if issue.code == "unassigned-primitive" else issue.severity
         issues.append(RuleIssue(issue.code, issue.message, severity, issue.line))
     return issues
@@ -143,6 +145,7 @@ def check_names(facts: CodeFacts, context: JudgeContext) -> list[RuleIssue]:
     issues = []
     objects = context.object_names
     for call in facts.calls:
+        assert isinstance(call.func, ast.Name), "facts.calls holds calls of plain names"
         fn = call.func.id
         first = call.args[0] if call.args else None
         if not (isinstance(first, ast.Name) and first.id == "self"):
@@ -274,7 +277,7 @@ def check_weighting(facts: CodeFacts) -> list[RuleIssue]:
     return issues
 
 
-def _joint_constant_pairs(facts: CodeFacts) -> Iterator[tuple[ast.AST, tuple, float]]:
+def _joint_constant_pairs(facts: CodeFacts) -> Iterator[tuple[ast.expr, tuple, float]]:
     for node in ast.walk(facts.tree):
         if isinstance(node, ast.Compare) and len(node.comparators) == 1:
             pair = (node.left, node.comparators[0])
@@ -328,7 +331,7 @@ def _target_side(
         return limit[0]
     value = constant(facts, node)
     limits = context.joint_limit(*joint) if value is not None and all(joint) else None
-    if limits is None:
+    if value is None or limits is None:
         return None
     lo, hi = limits
     if abs(value - lo) == abs(value - hi):
@@ -354,8 +357,11 @@ def _relations(
 
 
 def _term_target(facts: CodeFacts, context: JudgeContext, term: ast.AST) -> tuple[Any, Any]:
-    """(joint, side) a distance-to-target term pulls the joint to: ``abs(J - T)`` with T a
-    limit or a constant, or ``abs(c - F)`` with F the joint's fraction of its range."""
+    """(joint, side) a distance-to-target term pulls the joint to.
+
+    The term is ``abs(J - T)`` with T a limit or a constant, or ``abs(c - F)`` with F the
+    joint's fraction of its range.
+    """
     found = distance_to_target(facts, term)
     if found is not None:
         return found[0], _target_side(facts, context, *found)

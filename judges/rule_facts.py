@@ -13,6 +13,7 @@ import ast
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TypeGuard, TypeVar
 
 from simjudge.envs.codegen import PRIMITIVE_NAMES, STATE_API_NAMES
 
@@ -86,8 +87,16 @@ def const_value(node: ast.AST, depth: int = 0) -> float | None:
     return None
 
 
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
 def _call_name(node: ast.AST) -> str:
     return node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+
+
+def _is_call(node: ast.AST, name: str) -> TypeGuard[ast.Call]:
+    """Whether ``node`` calls the plain name ``name``."""
+    return _call_name(node) == name
 
 
 @dataclass
@@ -158,16 +167,16 @@ class CodeFacts:
     def _bind(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
             self.assigns.setdefault(target.id, []).append(value)
-            if _call_name(value) == "get_joint_state":
+            if _is_call(value, "get_joint_state"):
                 self.joints[target.id] = self._object_and(value, 2)
-            elif _call_name(value) == "get_joint_limit":
+            elif _is_call(value, "get_joint_limit"):
                 self.limits[target.id] = ("both", *self._object_and(value, 2))
-            elif isinstance(value, ast.Subscript) and _call_name(value.value) == "get_joint_limit":
+            elif isinstance(value, ast.Subscript) and _is_call(value.value, "get_joint_limit"):
                 side = self._side(value.slice)
                 if side:
                     self.limits[target.id] = (side, *self._object_and(value.value, 2))
         elif isinstance(target, ast.Tuple | ast.List):
-            if _call_name(value) == "get_joint_limit" and len(target.elts) == 2:
+            if _is_call(value, "get_joint_limit") and len(target.elts) == 2:
                 for side, elt in zip(("lower", "upper"), target.elts, strict=True):
                     if isinstance(elt, ast.Name):
                         self.limits[elt.id] = (side, *self._object_and(value, 2))
@@ -205,7 +214,7 @@ class CodeFacts:
 
     def joint_of(self, node: ast.AST) -> tuple[str | None, str | None] | None:
         """(object, joint) if ``node`` is a joint position (call or a name holding one)."""
-        if _call_name(node) == "get_joint_state":
+        if _is_call(node, "get_joint_state"):
             return self._object_and(node, 2)
         if isinstance(node, ast.Name):
             return self.joints.get(node.id)
@@ -221,8 +230,10 @@ class CodeFacts:
         return joint if joint is not None and limit is not None and limit[0] == "lower" else None
 
     def fraction_of(self, node: ast.AST) -> tuple[str | None, str | None] | None:
-        """(object, joint) if ``node`` is the joint's position as a fraction of its range
-        (``(J - lower) / (upper - lower)``, or a name bound once to it); it grows with J."""
+        """(object, joint) if ``node`` is the joint's position as a fraction of its range.
+
+        That is ``(J - lower) / (upper - lower)``, or a name bound once to it; it grows with J.
+        """
         if isinstance(node, ast.Name):
             return self.fractions.get(node.id)
         return self._normalized(node)
@@ -230,8 +241,10 @@ class CodeFacts:
     def limit_of(
         self, node: ast.AST, depth: int = 0
     ) -> tuple[str, str | None, str | None] | None:
-        """(side, object, joint) if ``node`` is a lower or upper joint limit (or a name bound
-        once to one)."""
+        """(side, object, joint) if ``node`` is a lower or upper joint limit.
+
+        A name bound once to a limit counts as the limit.
+        """
         if isinstance(node, ast.Name):
             found = self.limits.get(node.id)
             values = self.assigns.get(node.id, [])
@@ -242,15 +255,18 @@ class CodeFacts:
         if isinstance(node, ast.Subscript):
             side = self._side(node.slice)
             base = node.value
-            if side and _call_name(base) == "get_joint_limit":
+            if side and _is_call(base, "get_joint_limit"):
                 return (side, *self._object_and(base, 2))
             if side and isinstance(base, ast.Name) and self.limits.get(base.id, ("",))[0] == "both":
                 return (side, *self.limits[base.id][1:])
         return None
 
     def is_distance(self, node: ast.AST, depth: int = 0) -> bool:
-        """A Euclidean distance between current states (norm/dist/sqrt/hypot, or a name
-        holding one); distances from *initial* states (progress made) do not count."""
+        """Whether ``node`` is a Euclidean distance between current states.
+
+        Calls of norm/dist/sqrt/hypot count, and names holding one; distances from *initial*
+        states (progress made) do not.
+        """
         if isinstance(node, ast.Call) and dotted(node.func) in _DISTANCE_CALLS:
             return not any(_call_name(n) in _INITIAL_CALLS for n in ast.walk(node))
         if isinstance(node, ast.Name) and depth < 3:
@@ -258,7 +274,7 @@ class CodeFacts:
             return len(values) == 1 and self.is_distance(values[0], depth + 1)
         return False
 
-    def expand(self, node: ast.expr, depth: int = 0) -> Iterator[ast.expr]:
+    def expand(self, node: _Node, depth: int = 0) -> Iterator[_Node | ast.expr]:
         """``node``, then the expressions assigned to the names it uses (3 levels)."""
         yield node
         if depth >= 3:
@@ -312,8 +328,8 @@ class CodeFacts:
 
 
 def signed_terms(
-    facts: CodeFacts, expr: ast.AST, sign: int = 1, seen: frozenset = frozenset()
-) -> Iterator[tuple[ast.AST, int]]:
+    facts: CodeFacts, expr: ast.expr, sign: int = 1, seen: frozenset = frozenset()
+) -> Iterator[tuple[ast.expr, int]]:
     """Additive terms of ``expr`` with the sign they enter with (names expanded once)."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Sub):
         yield from signed_terms(facts, expr.left, sign, seen)
@@ -346,6 +362,7 @@ def signed_terms(
 
 
 def constant(facts: CodeFacts, node: ast.AST) -> float | None:
+    """The numeric value of ``node``: a literal, or a name bound once to one; else None."""
     value = const_value(node)
     if value is None and isinstance(node, ast.Name):
         values = facts.assigns.get(node.id, [])
@@ -353,7 +370,7 @@ def constant(facts: CodeFacts, node: ast.AST) -> float | None:
     return value
 
 
-def _abs_inner(node: ast.AST) -> ast.AST | None:
+def _abs_inner(node: ast.AST) -> ast.BinOp | None:
     inner = None
     if (
         isinstance(node, ast.Call)
@@ -379,8 +396,10 @@ def distance_to_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, ast.AST]
 
 
 def fraction_target(facts: CodeFacts, node: ast.AST) -> tuple[tuple, float] | None:
-    """(joint, c) of ``abs(c - F)`` (or ``np.abs``, squares) with F a joint fraction and c a
-    constant: a reward term driving the joint to the fraction c of its range."""
+    """(joint, c) of ``abs(c - F)`` (or ``np.abs``, squares), F a joint fraction, c a constant.
+
+    Such a reward term drives the joint to the fraction c of its range.
+    """
     inner = _abs_inner(node)
     if inner is None:
         return None

@@ -70,7 +70,8 @@ def _reached(facts: CodeFacts) -> Iterator[tuple[ast.Call, str, str]]:
         for expr in facts.expand(root):
             for node in ast.walk(expr):
                 name = _call_name(node)
-                if id(node) in seen or name not in (*_LINK_READERS, "check_grasped"):
+                if not isinstance(node, ast.Call) or id(node) in seen \
+                        or name not in (*_LINK_READERS, "check_grasped"):
                     continue
                 seen.add(id(node))
                 obj = facts.string(facts.argument(node, "object"))

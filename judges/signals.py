@@ -1,5 +1,4 @@
-"""What flows through a judge: the :class:`Transition` it observes and the :class:`JudgeSignal`
-it answers with.
+"""What flows through a judge: a :class:`Transition` in, a :class:`JudgeSignal` out.
 
 Why two small frozen records instead of loose tuples: every judge (state-based, code,
 predicate, degraded, LLM) and every wrapper (reward shaping, verification, recording) speak

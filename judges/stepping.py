@@ -13,7 +13,7 @@ each step is judged exactly once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -112,17 +112,24 @@ class BaseJudgeWrapper(gym.Wrapper):
     def _transition(self, step: int, obs: Any, info: dict[str, Any], **kw: Any) -> Transition:
         frame = None
         if self.judge.needs_frames and self.env.render_mode == "rgb_array":
-            frame = self.env.render()
+            frame = cast(np.ndarray, self.env.render())  # rgb_array: one frame array
         view = getattr(self.env.unwrapped, "view", None)
         return Transition(step=step, view=view, obs=obs, info=info, frame=frame, **kw)
+
+    def _follow_leader(self) -> JudgeSignal:
+        """The signal of the wrapper below that runs the same judge (it went first)."""
+        assert self._leader is not None
+        signal = self._leader.last_signal
+        assert signal is not None, "the leading wrapper observed this step before us"
+        self.last_signal = signal
+        return signal
 
     def _judge_reset(self, obs: Any, info: dict[str, Any], seed: int | None) -> JudgeSignal:
         self.episode += 1
         self.step_index = 0
         if self._leader is not None:
             self.context = self._leader.context
-            self.last_signal = self._leader.last_signal
-            return self.last_signal
+            return self._follow_leader()
         self.context = self._episode_context(seed)
         self.judge.claim(self.env.unwrapped)
         self.judge.reset(self.context)
@@ -146,8 +153,7 @@ class BaseJudgeWrapper(gym.Wrapper):
         if self._leader is not None:
             if self._leader.step_index != self.step_index:  # pragma: no cover - defensive
                 raise RuntimeError("stacked judge wrappers are out of step; reset the env")
-            self.last_signal = self._leader.last_signal
-            return self.last_signal
+            return self._follow_leader()
         transition = self._transition(
             self.step_index,
             obs,

@@ -17,6 +17,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    # errors: every exception simjudge raises on purpose derives from SimjudgeError
+    "SimjudgeError": "simjudge.envs.errors",
     # simjudge.envs: physics, scenes, the env, the state API
     "SimEnv": "simjudge.envs.sim_env",
     "SceneConfig": "simjudge.envs.scene",

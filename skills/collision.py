@@ -74,7 +74,7 @@ class Collision:
     link_b: int
     distance: float
 
-    def describe(self, names: dict[tuple[int, int], str] | None = None) -> str:
+    def describe(self, names: dict[tuple[int, int | None], str] | None = None) -> str:
         """Human-readable pair; ``names`` maps ``(body, link)`` (or ``(body, None)``) to names."""
         names = names or {}
 
@@ -319,6 +319,7 @@ class CollisionChecker:
 
     def _held_hits(self, arm_lo: np.ndarray, arm_hi: np.ndarray) -> Collision | None:
         body = self.held_body
+        assert body is not None, "called only while the robot holds a body"
         lo, hi = self._link_boxes(body, self._held_links)
         m = self.held_margin
         if len(self._world_keys):

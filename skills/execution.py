@@ -154,6 +154,12 @@ class PrimitiveRun:
         self.exec_time += time.perf_counter() - t0
 
     def planner(self, attempt: int = 0, ik_tries: int | None = None) -> MotionPlanner:
+        """A motion planner on the env's scene, reseeded per retry ``attempt``.
+
+        Args:
+            attempt: Retry number; attempt k > 0 shifts the planner seed by 1000·k.
+            ik_tries: Cap on the IK restarts (never above the configured ``ik_tries``).
+        """
         changes: dict[str, Any] = {}
         if attempt:
             changes["seed"] = self.config.planner.seed + 1000 * attempt
@@ -162,6 +168,7 @@ class PrimitiveRun:
         return MotionPlanner(self.env.scene, replace(self.config.planner, **changes))
 
     def result(self, success: bool, reason: str = "") -> PrimitiveResult:
+        """Finish the run: the final frame, state, timers, notes and plan summary."""
         if self.config.record and (
             not self.frames or self.steps % max(1, self.config.record_every)
         ):

@@ -327,6 +327,7 @@ def execute_solution(
     skills: Any = None,
     goal: Any = REFERENCE_GOAL,
     observer: SubtaskObserver | None = None,
+    run_config: Mapping[str, Any] | None = None,
 ) -> Outcome:
     """Execute a solution and write its verdicts, summary and video to ``out_dir``.
 
@@ -358,6 +359,8 @@ def execute_solution(
             that name; None: no goal (the outcome is ``unverifiable`` and never a success).
         observer: Live judges for every subtask (e.g.
             :class:`simjudge.judges.live.LiveSubtaskJudges`), or None.
+        run_config: The calling command's full config (e.g. ``simjudge execute``'s),
+            recorded in ``config.json`` and ``summary.json`` with the executor's own keys.
 
     Raises:
         ValueError: Unknown ``reward_solver``, or ``out_dir`` holds a run of another
@@ -372,6 +375,7 @@ def execute_solution(
     t0 = time.perf_counter()
     run_dir = RunDir(out_dir)
     config = {
+        **(run_config or {}),
         "seed": seed,
         "reward_solver": reward_solver,
         "budget_steps": budget_steps,

@@ -30,6 +30,15 @@ __all__ = [
 ]
 
 
+def _attr(elem: ET.Element | None, name: str) -> str:
+    """A required URDF attribute; a malformed URDF gets an error naming what is missing."""
+    value = elem.get(name) if elem is not None else None
+    if value is None:
+        where = f"<{elem.tag}>" if elem is not None else "an element"
+        raise ValueError(f"URDF: {where} has no {name!r} attribute")
+    return value
+
+
 def _origin(elem: ET.Element | None) -> np.ndarray:
     """4x4 transform of an URDF ``<origin>`` element (identity when absent)."""
     t = np.eye(4)
@@ -120,10 +129,12 @@ def _shape(geom: ET.Element, scale: float, pose: np.ndarray) -> Shape | None:
         return Shape("box", tuple(size), pose)
     if cyl is not None:
         return Shape(
-            "cylinder", (float(cyl.get("radius")) * scale, float(cyl.get("length")) * scale), pose
+            "cylinder",
+            (float(_attr(cyl, "radius")) * scale, float(_attr(cyl, "length")) * scale),
+            pose,
         )
     if sph is not None:
-        return Shape("sphere", (float(sph.get("radius")) * scale,), pose)
+        return Shape("sphere", (float(_attr(sph, "radius")) * scale,), pose)
     return None  # meshes carry no primitive to sample
 
 
@@ -142,25 +153,25 @@ def load_urdf_geometry(path: str | Path, scale: float = 1.0) -> UrdfGeometry:
             shape = _shape(geom, scale, pose) if geom is not None else None
             if shape is not None:
                 found.append(shape)
-        shapes[link.get("name")] = found
-    joints = {}
+        shapes[_attr(link, "name")] = found
+    joints: dict[str, _Joint] = {}
     for j in root.findall("joint"):
         origin = _origin(j.find("origin"))
         origin[:3, 3] *= scale
         axis_el = j.find("axis")
         axis = np.array(
-            [float(v) for v in (axis_el.get("xyz") if axis_el is not None else "1 0 0").split()]
+            [float(v) for v in (_attr(axis_el, "xyz") if axis_el is not None else "1 0 0").split()]
         )
         limit = j.find("limit")
         lower = float(limit.get("lower", 0.0)) if limit is not None else 0.0
         upper = float(limit.get("upper", 0.0)) if limit is not None else 0.0
         if j.get("type") == "prismatic":
             lower, upper = lower * scale, upper * scale
-        child = j.find("child").get("link")
+        child = _attr(j.find("child"), "link")
         joints[child] = _Joint(
-            j.get("name"),
-            j.get("type"),
-            j.find("parent").get("link"),
+            _attr(j, "name"),
+            _attr(j, "type"),
+            _attr(j.find("parent"), "link"),
             child,
             origin,
             axis,
@@ -168,7 +179,7 @@ def load_urdf_geometry(path: str | Path, scale: float = 1.0) -> UrdfGeometry:
             upper,
         )
     children = set(joints)
-    base = next(link.get("name") for link in links if link.get("name") not in children)
+    base = next(_attr(link, "name") for link in links if link.get("name") not in children)
     inertial = _origin(
         next((lk.find("inertial/origin") for lk in links if lk.get("name") == base), None)
     )

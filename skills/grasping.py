@@ -94,7 +94,10 @@ def _interaction_sample(entry: AssetEntry, link: str, scale: float) -> SurfaceSa
     normal = np.asarray(info["normal"], dtype=float)
     normal = normal / np.linalg.norm(normal)
     return SurfaceSample(
-        tuple(float(x) for x in point), tuple(float(x) for x in normal), "interaction", math.inf
+        (float(point[0]), float(point[1]), float(point[2])),
+        (float(normal[0]), float(normal[1]), float(normal[2])),
+        "interaction",
+        math.inf,
     )
 
 
@@ -270,8 +273,11 @@ def grasp_candidates(
 
 
 def _distinct(cands: list[GraspCandidate], tolerance: float = 0.005) -> list[GraspCandidate]:
-    """Drop candidates repeating a better one (the recorded interaction point is usually
-    also a face centre): same link, approach axis and point within ``tolerance``."""
+    """Drop candidates repeating a better one: same link, approach axis and point.
+
+    Points count as the same within ``tolerance`` (the recorded interaction point is usually
+    also a face centre).
+    """
     kept: list[GraspCandidate] = []
     for cand in cands:
         if not any(

@@ -137,7 +137,8 @@ def replay_commands(env: SimEnv, events: list[list[Any]], on_step: Any = None) -
 class SkillLibrary:
     """Skills that succeeded, stored with everything needed to replay them.
 
-    :param root: Library folder; default :func:`default_skills_root`.
+    Args:
+        root: Library folder; default :func:`default_skills_root`.
     """
 
     def __init__(self, root: str | Path | None = None) -> None:
@@ -214,8 +215,10 @@ class SkillLibrary:
         return SkillRecord(**read_json(path), path=str(path.parent))
 
     def replay(self, skill_id: str, video: str | Path | None = None) -> ReplayResult:
-        """Replay a skill from its start state (SAC: deterministic policy; primitive:
-        recorded commands) and compare the end state with the recorded one."""
+        """Replay a skill from its start state and compare the end state with the recorded one.
+
+        SAC skills run their deterministic policy; primitive skills their recorded commands.
+        """
         record = self.get(skill_id)
         folder = Path(record.path)
         recorded_end = SimState.from_dict(read_json(folder / "end_state.json"))
@@ -233,19 +236,19 @@ class SkillLibrary:
                 env.close()
             frames, steps, success, end = run.frames, run.steps, run.success, run.end_state
         else:
-            env = SimEnv(
+            sim = SimEnv(
                 record.scene, scene_seed=record.seed, render_mode="rgb_array" if video else None
             )
             try:
-                env.reset(seed=record.seed)
-                env.set_state(SimState.from_dict(read_json(folder / "start_state.json")))
+                sim.reset(seed=record.seed)
+                sim.set_state(SimState.from_dict(read_json(folder / "start_state.json")))
                 if video:
-                    frames.append(env.render())
-                on_step = (lambda: frames.append(env.render())) if video else None
-                steps = replay_commands(env, read_json(folder / "trajectory.json"), on_step)
-                end, success = env.get_state(), None
+                    frames.append(sim.render())
+                on_step = (lambda: frames.append(sim.render())) if video else None
+                steps = replay_commands(sim, read_json(folder / "trajectory.json"), on_step)
+                end, success = sim.get_state(), None
             finally:
-                env.close()
+                sim.close()
         out = None
         if video is not None:
             write_frames(frames, Path(video), 25)

@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simjudge.envs.errors import SimjudgeError
+
 if TYPE_CHECKING:  # pragma: no cover
     from .planning import PlannerConfig
 
 __all__ = ["OMPLNotInstalledError", "import_ompl", "solve_joint_path"]
 
 
-class OMPLNotInstalledError(ImportError):
+class OMPLNotInstalledError(SimjudgeError, ImportError):
     """OMPL's Python bindings are missing; the message gives the install command."""
 
 

@@ -306,6 +306,7 @@ class MotionPlanner:
                 continue
             path, bad = self._validated(checker, waypoints)
             if path is None:
+                assert bad is not None, "a rejected path comes with its collision"
                 result.reason = "planned path failed dense re-validation: " + bad.describe(
                     self._names()
                 )

@@ -9,14 +9,14 @@ person can look at (``rollout.mp4``, ``progress.png``) and a program can read
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simjudge.tasks.spec import versions, write_json
+from simjudge.tasks.spec import RunDir, versions, write_json
 
 __all__ = ["EpisodeSummary", "rollout", "run_demo"]
 
@@ -112,14 +112,31 @@ def _plot_progress(summary: EpisodeSummary, path: Path) -> None:
     plt.close(fig)
 
 
-def run_demo(task: str = "OpenDrawer-v0", out_dir: str | Path = "runs/demo", seed: int = 0) -> EpisodeSummary:
-    """Build a built-in task, roll out the scripted policy, write video/plot/summary."""
+def run_demo(
+    task: str = "OpenDrawer-v0",
+    out_dir: str | Path = "runs/demo",
+    seed: int = 0,
+    *,
+    config: Mapping[str, Any] | None = None,
+) -> EpisodeSummary:
+    """Build a built-in task, roll out the scripted policy, write video/plot/summary.
+
+    Args:
+        task: Built-in task id.
+        out_dir: Output folder: ``config.json``, ``rollout.mp4``, ``progress.png``,
+            ``summary.json``.
+        seed: Scene and policy seed.
+        config: The calling command's full config, recorded in ``config.json``
+            (default: the arguments).
+    """
     from simjudge.envs.wrappers import write_video
     from simjudge.skills.scripted import ScriptedPolicy
     from simjudge.tasks.spec import make_task_env
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    recorded = {"task": task, "out": str(out), "seed": seed} if config is None else config
+    RunDir(out).prepare(recorded, resume=True, identity=())  # a demo simply overwrites
     env = make_task_env(task, render_mode="rgb_array")
     try:
         frames: list[np.ndarray] = []

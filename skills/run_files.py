@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -143,5 +144,7 @@ def read_frames(path: Path) -> list[np.ndarray]:
 
     if not path.exists():
         return []
-    with imageio.get_reader(path) as reader:
-        return [np.asarray(frame) for frame in reader]
+    reader = imageio.get_reader(path)
+    with reader:
+        # imageio's stubs type Reader.__iter__ as one array; it yields one per frame
+        return [np.asarray(frame) for frame in cast(Iterable[Any], reader)]

@@ -241,12 +241,13 @@ class EarlyStopOnSuccess(BaseCallback):
     ``threshold`` and the noise-free episode succeeds, or when the reward code
     fails, either in training (``info["reward_error"]`` of any env) or in evaluation.
 
-    :param eval_env: Env of the evaluation episodes.
-    :param eval_freq: Env steps between evaluations (the first is at the first step).
-    :param n_eval_episodes: Episodes per evaluation.
-    :param threshold: Success rate that stops training.
-    :param seed: Seed of the evaluation noise.
-    :param noise: Action-noise std of evaluation episodes 1...
+    Args:
+        eval_env: Env of the evaluation episodes.
+        eval_freq: Env steps between evaluations (the first is at the first step).
+        n_eval_episodes: Episodes per evaluation.
+        threshold: Success rate that stops training.
+        seed: Seed of the evaluation noise.
+        noise: Action-noise std of evaluation episodes 1...
     """
 
     def __init__(
@@ -418,7 +419,7 @@ def train_sac(
         seed=config.seed,
         noise=config.eval_noise,
     )
-    callbacks = [stopper]
+    callbacks: list[BaseCallback] = [stopper]
     if config.progress_bar:
         callbacks.append(_TqdmCallback(config.total_steps, spec.name, stopper))
     try:

@@ -49,8 +49,10 @@ the Panda reaches low front handles near its base far better tilted than horizon
 
 
 def approach_axis(normal: np.ndarray) -> np.ndarray:
-    """Gripper axis for a surface with outward ``normal``: straight in for top and
-    bottom faces, tilted 45° downwards for side faces."""
+    """Gripper axis for a surface with outward ``normal``.
+
+    Straight in for top and bottom faces, tilted 45° downwards for side faces.
+    """
     inward = -np.asarray(normal, dtype=float)
     if abs(inward[2]) > 0.5:
         return inward / np.linalg.norm(inward)
@@ -97,10 +99,11 @@ class _Phase:
 class ScriptedPolicy:
     """Closed-loop oracle for an env whose goal is a ``JointGoal`` or ``PlaceGoal``.
 
-    :param env: The (unwrapped) :class:`SimEnv`; its ``translation_mode`` must be
-        ``delta-translation``.
-    :param noise: Std of Gaussian noise added to every action (for imperfect rollouts).
-    :param seed: Seed of the noise.
+    Args:
+        env: The (unwrapped) :class:`SimEnv`; its ``translation_mode`` must be
+            ``delta-translation``.
+        noise: Std of Gaussian noise added to every action (for imperfect rollouts).
+        seed: Seed of the noise.
     """
 
     def __init__(self, env: SimEnv, noise: float = 0.0, seed: int = 0) -> None:

@@ -112,12 +112,13 @@ class SubtaskEnv(gym.Env):
     failed ``reward_error`` (dict with ``type`` and ``message``; the step's reward
     is 0 and the episode terminates).
 
-    :param spec: The subtask.
-    :param render_mode: ``"rgb_array"`` or None.
-    :param sim: Run on this existing env instead of building one (the executor's
-        live env); it must have been built from ``spec.scene`` with ``spec.scene_seed``.
-    :param reward: A compiled reward to reuse; compiled from ``spec.reward_code`` if None.
-    :param backend: Backend name when the env is built here.
+    Args:
+        spec: The subtask.
+        render_mode: ``"rgb_array"`` or None.
+        sim: Run on this existing env instead of building one (the executor's
+            live env); it must have been built from ``spec.scene`` with ``spec.scene_seed``.
+        reward: A compiled reward to reuse; compiled from ``spec.reward_code`` if None.
+        backend: Backend name when the env is built here.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
@@ -172,7 +173,7 @@ class SubtaskEnv(gym.Env):
         self.steps = 0
         return obs, self._subtask_info(info, 0.0, False)
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """One env step; reward and success from the compiled reward function."""
         action = np.asarray(action, dtype=np.float64).reshape(-1)
         full = action if action.size == 7 else np.append(action[:6], self._suction)
@@ -294,7 +295,8 @@ def rollout_policy(
     rng = np.random.default_rng(seed)
     obs, _ = env.reset(seed=seed)
     frames = [env.render()] if render else []
-    actions, total, info, done = [], 0.0, {"is_success": False}, False
+    actions, total, done = [], 0.0, False
+    info: dict[str, Any] = {"is_success": False}
     while not done:
         if predict is not None:
             action, _ = predict(obs, deterministic=deterministic)

@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .configs import RewardSolver
 from .dataset import ExecuteFn
-from .spec import Outcome, Solution
+from .spec import Outcome, Solution, TaskGoal
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -22,6 +24,7 @@ __all__ = [
     "make_execute_fn",
     "make_proposer",
     "open_pool",
+    "repair_start",
     "task_goal_for",
 ]
 
@@ -82,22 +85,30 @@ def make_proposer(
 
 
 def make_execute_fn(
-    reward_solver: str = "sac",
+    reward_solver: RewardSolver = "sac",
     budget_steps: int | None = None,
     seed: int = 0,
     video: bool = True,
+    goals: Mapping[str, Any] | None = None,
 ) -> ExecuteFn:
     """The subtask executor as ``(solution, run_dir) -> Outcome``, verified and judged live.
 
-    Each solution is checked against its task's independent goal (:func:`task_goal_for`,
-    never the solution's own success code), and every subtask runs under the live judges
+    Each solution is checked against its task's independent goal, never the solution's own
+    success code: ``goals[solution.task]`` when given (a request's
+    :class:`~simjudge.tasks.spec.TaskGoal`, or an env goal), else :func:`task_goal_for`. A
+    :class:`TaskGoal` also repairs the scene's start (:func:`repair_start`: a "close" task
+    starts open). Every subtask runs under the live judges
     (:class:`~simjudge.judges.live.LiveSubtaskJudges`: Φ trace and OPD metrics per subtask).
     """
     from simjudge.judges.live import LiveSubtaskJudges
     from simjudge.skills.executor import execute_solution
 
     def execute(solution: Solution, run_dir: Path) -> Outcome:
-        goal = task_goal_for(solution)
+        goal = goals[solution.task] if goals and solution.task in goals else \
+            task_goal_for(solution)
+        if isinstance(goal, TaskGoal):
+            solution = repair_start(solution, goal)
+            goal = goal.env_goal()
         return execute_solution(
             solution, run_dir, seed=seed, budget_steps=budget_steps,
             reward_solver=reward_solver, video=video, resume=True, goal=goal,
@@ -105,6 +116,38 @@ def make_execute_fn(
         )
 
     return execute
+
+
+def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
+    """The solution with its scene starting where the task is not already done.
+
+    A joint the goal is about starts at :meth:`TaskGoal.implied_initial_joints` (a closing
+    task starts open, an opening one closed) when the proposed scene leaves it unset (and
+    the default, closed, would already satisfy the goal), sets it to ``random``, or sets it
+    inside the goal's target interval. Each repair is recorded in
+    ``solution.provenance["scene_repairs"]``; anything the repair cannot fix is caught by
+    the executor's start check (verdict ``trivial_start``).
+    """
+    data = solution.model_dump(mode="json", by_alias=True)
+    targets = {(t.object, t.joint): t for t in goal.joint_targets}
+    notes = []
+    for obj in data["scene"]["objects"]:
+        for (name, joint), start in goal.implied_initial_joints().items():
+            if obj["name"] != name:
+                continue
+            current = (obj.get("joint_init") or {}).get(joint)
+            unset_but_done = current is None and targets[(name, joint)].contains(0.0)
+            bad = current == "random" or (isinstance(current, int | float)
+                                         and targets[(name, joint)].contains(float(current)))
+            if unset_but_done or bad:
+                obj["joint_init"] = {**(obj.get("joint_init") or {}), joint: start}
+                notes.append(f"{name}/{joint} starts at {start:.2f} of its range (proposed: "
+                             f"{current if current is not None else 'unset'}, where the goal "
+                             "would already hold or is left to chance)")
+    if not notes:
+        return solution
+    data["provenance"] = {**data.get("provenance", {}), "scene_repairs": notes}
+    return Solution.model_validate(data)
 
 
 def task_goal_for(solution: Solution) -> Any:

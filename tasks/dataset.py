@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,13 @@ class _Entry:
     completed_from: int
     outcome: Outcome | None = None
 
+    @property
+    def executed(self) -> Outcome:
+        """The outcome, once the solution has run."""
+        if self.outcome is None:
+            raise ValueError(f"solution {solution_id(self.solution)} has not been executed yet")
+        return self.outcome
+
 
 def _subtask_ok(outcome: Outcome, k: int) -> bool:
     """Subtask ``k`` (1-based) ran and succeeded; subtasks after a stop were not evaluated."""
@@ -115,7 +122,7 @@ def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixR
     """VERGSA prefix labels over every executed solution of one task."""
     positive: dict[str, bool] = {}
     for entry in entries:
-        outcome = entry.outcome
+        outcome = entry.executed
         for k in range(1, len(entry.solution.subtasks) + 1):
             key = _prefix_key(entry.solution, k)
             ok = _subtask_ok(outcome, k) and outcome.task_success
@@ -131,8 +138,8 @@ def label_prefixes(task: TaskRequest, entries: Sequence[_Entry]) -> list[PrefixR
                 n_subtasks=len(entry.solution.subtasks),
                 subtasks=tuple({"name": s.name, "kind": s.kind, "code": s.code}
                                for s in entry.solution.subtasks[:k]),
-                subtask_success=_subtask_ok(entry.outcome, k),
-                task_success=bool(entry.outcome.task_success),
+                subtask_success=_subtask_ok(entry.executed, k),
+                task_success=bool(entry.executed.task_success),
                 label=positive[_prefix_key(entry.solution, k)],
                 scene=entry.solution.scene.model_dump(mode="json", exclude_none=True),
             ))
@@ -183,8 +190,13 @@ def build_dataset(
     completions: int = 2,
     seed: int = 0,
     progress: bool = True,
+    config: Mapping[str, Any] | None = None,
 ) -> list[PrefixRecord]:
-    """Propose, complete, execute and label; write the dataset folder (resumable)."""
+    """Propose, complete, execute and label; write the dataset folder (resumable).
+
+    ``config`` is the calling command's full config (e.g. ``simjudge dataset build``'s),
+    recorded in ``config.json``; a resumed build must have the same one.
+    """
     from tqdm import tqdm
 
     folder = Path(out)
@@ -192,7 +204,8 @@ def build_dataset(
     run.prepare({"command": "dataset build", "tasks": [t.name for t in tasks], "base": base,
                  "completions": completions, "seed": seed,
                  "proposer": getattr(proposer, "name", type(proposer).__name__),
-                 "completer": getattr(completer, "name", type(completer).__name__)},
+                 "completer": getattr(completer, "name", type(completer).__name__),
+                 **(config or {})},
                 resume=True)
     records: list[PrefixRecord] = []
     summary = []
@@ -206,7 +219,7 @@ def build_dataset(
         task_records = label_prefixes(task, entries)
         records += task_records
         summary.append({"task": task.name, "solutions": len(entries),
-                        "successful": sum(e.outcome.task_success for e in entries),
+                        "successful": sum(e.executed.task_success for e in entries),
                         "prefixes": len(task_records),
                         "positive": sum(r.label for r in task_records)})
     run.write_text("prefixes.jsonl", "".join(json.dumps(asdict(r)) + "\n" for r in records))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from simjudge.skills.executor import execute_solution
 
+from .configs import RewardSolver
 from .pool_seed import EXEMPLAR_DIR
 from .proposer import TaskRequest
 from .spec import REFERENCE_SOLUTIONS_DIR, atomic_write, load_library
@@ -23,7 +24,7 @@ from .template_proposer import TemplateProposer
 __all__ = ["build_exemplars"]
 
 
-def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: str = "mpc", seed: int = 0,
+def build_exemplars(out: Path = EXEMPLAR_DIR, reward_solver: RewardSolver = "mpc", seed: int = 0,
                     work: Path = Path("runs/exemplar_build")) -> list[str]:
     """Execute one candidate per built-in task; write the verified ones; return their ids."""
     from .spec import Solution

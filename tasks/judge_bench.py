@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,8 @@ from simjudge.judges.bench import (
     summarize_plan_results,
 )
 
-from .spec import RunDir, load_task, make_task_env
+from .spec import RunDir, library_ids, load_task, make_task_env
+from .spec.config import ConfigError, option
 
 __all__ = [
     "DEFAULT_TASKS",
@@ -105,27 +106,38 @@ _PERTURB_STEPS = {"release": 25, "pushback": 18, "stop": 20}
 
 @dataclass(frozen=True)
 class JudgeBenchConfig:
-    """Settings of a benchmark run.
+    """Benchmark judges against the privileged ground truth.
+
+    It measures pulse pairs, episode scores, perturbation contrasts and rule-verifier
+    accuracy.
+
+    The settings of :func:`run_judge_bench` and of ``simjudge judge-bench``.
 
     Attributes:
-        judges: Judge specs (``privileged``, ``noisy:sigma=0.05``, ``llm-episode:k=5`` ...).
-        tasks: Built-in task ids for rollouts.
+        judges: Judge specs (``privileged``, ``noisy:sigma=0.05``, ``llm-episode:k=5`` ...);
+            repeat ``--judge`` for several.
+        tasks: Built-in task ids for rollouts: a comma list, or ``default`` (a quick, varied
+            subset), ``oracle`` (the 23 oracle-solved tasks) or ``all``.
         pairs: Labelled pulse pairs (a third per hop bin, labels balanced).
         neutral: Neutral pulse pairs (reported apart).
         seed: Seed of rollouts, pairs, noise and injections.
         out: Output folder (rollout cache, JSON, markdown).
-        state_noise: State-noise levels σ for the pair robustness rows.
-        image_alphas: Image-noise levels α (judges that read frames).
-        ks: K values of the test-time-scaling curve (LLM episode judges).
+        state_noise: State-noise levels σ for the pair robustness rows, a comma list.
+        image_alphas: Image-noise levels α (judges that read frames), a comma list.
+        ks: K values of the test-time-scaling curve (LLM episode judges), a comma list.
         llm: LLM client spec for ``llm-*`` judges (``llamacpp:smollm2-135m`` ...).
         llm_episodes: Episodes scored by LLM episode judges (all for other judges).
-        plan_cases: Cases judged by plan judges other than the rule judge (None = all).
-        sections: Which of ``pairs``, ``scores``, ``perturb``, ``rules`` to run.
+        plan_cases: Cases judged by plan judges other than the rule judge (none: all).
+        sections: Which of ``pairs``, ``scores``, ``perturb``, ``rules`` to run, a comma
+            list.
         refresh: Remake rollouts even when cached.
+
+    Raises:
+        ConfigError: An unknown section.
     """
 
-    judges: tuple[str, ...] = ("privileged",)
-    tasks: tuple[str, ...] = DEFAULT_TASKS
+    judges: tuple[str, ...] = option(("privileged",), flag="--judge", repeat=True)
+    tasks: tuple[str, ...] = option(DEFAULT_TASKS, shown_default="default")
     pairs: int = 300
     neutral: int = 60
     seed: int = 0
@@ -138,7 +150,17 @@ class JudgeBenchConfig:
     plan_cases: int | None = 60
     sections: tuple[str, ...] = SECTIONS
     refresh: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        named = {"default": DEFAULT_TASKS, "oracle": ORACLE_TASKS}
+        if len(self.tasks) == 1 and self.tasks[0] in (*named, "all"):
+            tasks = named.get(self.tasks[0]) or tuple(library_ids())
+            object.__setattr__(self, "tasks", tasks)
+        unknown = sorted(set(self.sections) - set(SECTIONS))
+        if unknown:
+            raise ConfigError(
+                f"unknown section(s) {unknown}; use a comma list of {list(SECTIONS)}"
+            )
 
 
 def task_context(env: Any, task: str) -> JudgeContext:
@@ -147,6 +169,8 @@ def task_context(env: Any, task: str) -> JudgeContext:
     goal = spec.goal
     if goal is not None and goal.kind == "place":
         target = {"object": goal.object, "into": goal.target}
+    elif goal is not None and goal.kind == "all":
+        raise ConfigError(f"task {spec.name!r}: judge-bench needs one target, not a conjunction")
     elif goal is not None:
         target = {"object": goal.object, "link": goal.link, "joint": goal.joint}
     else:
@@ -200,9 +224,11 @@ def rollout_episode(task: str, kind: str, seed: int, params: dict[str, Any]) -> 
                              [state for _, state in rows])
     finally:
         env.close()
+    phi = [float(s.phi) for s in truth if s.phi is not None]
+    assert len(phi) == len(truth), "the privileged judge gives Φ on every state"
     return BenchEpisode(
         task=task, policy=kind, seed=seed,
-        phi=[float(s.phi) for s in truth],
+        phi=phi,
         success=[s.verdict == "success" for s in truth],
         states=[s.to_dict() for _, s in rows],
         summaries=[i["state"] for i, _ in rows],
@@ -242,8 +268,10 @@ def _build_judge(spec: str, client: Any) -> Any:
 
 def reference_subtasks(seed: int = 0) -> tuple[list[tuple[str, str, str, str, JudgeContext]],
                                                    str]:
-    """Clean subtasks to inject errors into: 3 template candidates per articulated task, and
-    the hand-written reference solutions (``tasks/library/solutions/*.yaml``) if present.
+    """Clean subtasks to inject errors into.
+
+    These are 3 template candidates per articulated task, and the hand-written reference
+    solutions (``tasks/library/solutions/*.yaml``) if present.
 
     Returns:
         ``(task, subtask name, kind, code, context)`` tuples and a description of the sources.

@@ -150,11 +150,12 @@ def build_messages(
 class LLMProposer:
     """Candidate solutions from an LLM.
 
-    :param client: Any :class:`~simjudge.tasks.llm.LLMClient` (local, OpenAI-compatible,
-        or behind the replay cache).
-    :param temperature: Sampling temperature (candidates differ by seed).
-    :param max_tokens: Token budget per attempt.
-    :param retries: Re-prompts with the validation error per candidate.
+    Args:
+        client: Any :class:`~simjudge.tasks.llm.LLMClient` (local, OpenAI-compatible,
+            or behind the replay cache).
+        temperature: Sampling temperature (candidates differ by seed).
+        max_tokens: Token budget per attempt.
+        retries: Re-prompts with the validation error per candidate.
     """
 
     name = "llm"

@@ -231,7 +231,8 @@ class ExemplarPool:
             cur = conn.execute(
                 "INSERT INTO tasks(name, description, asset, tags, created) VALUES(?,?,?,?,?)",
                 (task.name, task.description, task.asset, tags, _now()))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None, "an INSERT sets lastrowid"
+            return cur.lastrowid
         task_id, desc, asset, old_tags = row
         if task.description and task.description != desc:
             conn.execute("UPDATE tasks SET description = ? WHERE id = ?",
@@ -314,8 +315,10 @@ class ExemplarPool:
 
     # -- retrieval ---------------------------------------------------------------------
     def _exemplar_matrix(self) -> tuple[list[tuple], np.ndarray]:
-        """Exemplar rows and their unit vectors, embedding missing ones (cached until
-        any connection commits)."""
+        """Exemplar rows and their unit vectors, embedding missing ones.
+
+        The result is cached until any connection commits.
+        """
         with self._lock:
             version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
             key = (version, self._conn.total_changes, self.embedder.name)

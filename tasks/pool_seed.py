@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from simjudge.envs.errors import SimjudgeError
 from simjudge.tasks.spec import Solution, SolutionError
 
 __all__ = ["EXEMPLAR_DIR", "PoolError", "TaskFields", "load_exemplars", "seed_pool"]
@@ -30,7 +31,7 @@ EXEMPLAR_DIR = Path(__file__).resolve().parent / "exemplars"
 """Default seed folder (YAML files, one verified Solution each)."""
 
 
-class PoolError(ValueError):
+class PoolError(SimjudgeError, ValueError):
     """A pool operation got bad input or the file is not a pool; the message says why."""
 
 
@@ -52,8 +53,10 @@ class TaskFields:
 
     @classmethod
     def coerce(cls, task: Any) -> TaskFields:
-        """From a TaskFields, TaskSpec, Solution, mapping or any object with ``name``
-        (or ``task``) and ``description`` attributes."""
+        """Task fields from a TaskFields, TaskSpec, Solution, mapping or any task-like object.
+
+        A task-like object has ``name`` (or ``task``) and ``description`` attributes.
+        """
         if isinstance(task, TaskFields):
             return task
         get = task.get if isinstance(task, Mapping) else (lambda k, d=None: getattr(task, k, d))

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from simjudge.judges.prm import (
 from simjudge.judges.rule import rule_issues
 
 from .dataset import PrefixRecord, split_by_solution, split_by_task
-from .spec import Outcome, atomic_write, success_rates, write_json
+from .spec import Outcome, RunDir, atomic_write, success_rates, write_json
 
 __all__ = ["CandidateSolution", "evaluate_best_of_n", "rule_features", "to_examples", "train_eval"]
 
@@ -125,7 +126,7 @@ def evaluate_best_of_n(
 ) -> list[dict[str, float | str]]:
     """Rows: base (random pick, in expectation) and PRM best-of-N per strategy."""
     base = [_rates(pool) for pool in pools.values()]
-    rows = [{"method": "base", **_mean_rates(base)}]
+    rows: list[dict[str, float | str]] = [{"method": "base", **_mean_rates(base)}]
     scored = {
         task: [verifier.score_solution(c.task_text, c.subtasks, "last", c.context)[1] for c in pool]
         for task, pool in pools.items()
@@ -185,9 +186,17 @@ def train_eval(
     }
 
 
-def write_report(results: Sequence[dict], out: str | Path) -> Path:
-    """``prm_report.json`` and ``prm_report.md`` (one table per split)."""
+def write_report(
+    results: Sequence[dict], out: str | Path, config: Mapping[str, Any] | None = None
+) -> Path:
+    """``prm_report.json`` and ``prm_report.md`` (one table per split).
+
+    ``config``, the calling command's full config (``simjudge prm train|eval``), is recorded
+    in ``config.json``.
+    """
     out = Path(out)
+    if config is not None:  # a report is remade from scratch: never refused
+        RunDir(out).prepare(config, resume=True, identity=())
     clean = [{k: v for k, v in r.items() if k != "verifier"} for r in results]
     write_json(out / "prm_report.json", clean)
     lines = ["# PRM verifier: base vs best-of-N", ""]

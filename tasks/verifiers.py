@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from simjudge.judges.context import JudgeContext
+from simjudge.judges.goal_check import goal_issues, goal_score
 from simjudge.judges.rule import rule_issues
 
 from .proposer import TaskRequest
@@ -41,10 +42,25 @@ def judge_context(request: TaskRequest, solution: Solution | None = None) -> Jud
     )
 
 
+def request_goal(request: TaskRequest) -> Any:
+    """The env goal a request is judged by: its derived task goal, else a built-in's reference."""
+    goal = getattr(request, "goal", None)
+    if goal is not None:
+        return goal.env_goal() if hasattr(goal, "env_goal") else goal
+    return request.builtin.goal if request.builtin is not None else None
+
+
 def rule_score(request: TaskRequest, solution: Solution) -> tuple[float, dict[str, Any]]:
-    """Mean rule-judge score over subtasks, with each subtask's issues."""
+    """Rule-judge score of a candidate: per-subtask rules and the goal check, averaged.
+
+    The per-subtask score is the mean rule-judge score over subtasks (1 = no issue, 0.5 =
+    warnings, 0 = errors); the goal check (:func:`~simjudge.judges.goal_check.goal_issues`)
+    scores whether the candidate's own success conditions are as strong as the task goal.
+    With a goal the score is the mean of the two, so a candidate that would claim success
+    without reaching the goal ranks below one that would not.
+    """
     context = judge_context(request, solution)
-    per_subtask = []
+    per_subtask: list[dict[str, Any]] = []
     for subtask in solution.subtasks:
         issues = rule_issues(subtask.kind, subtask.code, context)
         errors = [str(i) for i in issues if i.severity == "error"]
@@ -53,7 +69,13 @@ def rule_score(request: TaskRequest, solution: Solution) -> tuple[float, dict[st
         per_subtask.append({"subtask": subtask.name, "score": score,
                             "errors": errors[:3], "warnings": warnings[:3]})
     mean = sum(s["score"] for s in per_subtask) / len(per_subtask)
-    return mean, {"subtasks": per_subtask}
+    goal = request_goal(request)
+    if goal is None:
+        return mean, {"subtasks": per_subtask}
+    issues = goal_issues([(s.kind, s.code) for s in solution.subtasks], goal, context)
+    return (mean + goal_score(issues)) / 2, {
+        "subtasks": per_subtask, "goal_score": goal_score(issues),
+        "goal_issues": [str(i) for i in issues]}
 
 
 def prm_score_fn(folder: str | Path, strategy: str = "last", embedder: Any = None):

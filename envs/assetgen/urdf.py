@@ -21,7 +21,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..articulation import SEMANTIC_KIND, ArticulationTree, JointSpec, JointType, LinkSpec
-from .geometry import Shape, Vec3, compose, fmt, fmt_vec, shape_corners, shape_inertia, transform
+from .geometry import (
+    Shape,
+    Vec3,
+    _vec,
+    compose,
+    fmt,
+    fmt_vec,
+    shape_corners,
+    shape_inertia,
+    transform,
+)
 
 __all__ = ["Interaction", "PartLink", "PartJoint", "ObjectBuilder", "GRAVITY_ABS"]
 
@@ -92,6 +102,13 @@ class PartLink:
     interaction: Interaction | None = None
     joint: PartJoint | None = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def parent_joint(self) -> PartJoint:
+        """The joint that moves this link (every link but the base has one)."""
+        if self.joint is None:
+            raise ValueError(f"link {self.name!r} is the base link: it has no joint")
+        return self.joint
 
 
 class ObjectBuilder:
@@ -172,9 +189,9 @@ class ObjectBuilder:
             type=joint_type,
             parent=parent,
             child=f"link_{index}",
-            xyz=tuple(float(v) for v in xyz),
-            rpy=tuple(float(v) for v in rpy),
-            axis=tuple(float(v) for v in axis),
+            xyz=_vec(xyz),
+            rpy=_vec(rpy),
+            axis=_vec(axis),
             lower=0.0,
             upper=float(upper) if joint_type != "fixed" else 0.0,
             effort=effort,
@@ -193,7 +210,7 @@ class ObjectBuilder:
         """Link frames in the object frame at the closed (all-zero) configuration."""
         frames: dict[str, np.ndarray] = {"base": np.eye(4)}
         for link in self.links[1:]:
-            j = link.joint
+            j = link.parent_joint
             frames[link.name] = compose(frames[j.parent], transform(j.xyz, j.rpy))
         return frames
 
@@ -209,7 +226,7 @@ class ObjectBuilder:
         return allp.min(axis=0), allp.max(axis=0)
 
     def _children(self, name: str) -> list[PartLink]:
-        return [link for link in self.links[1:] if link.joint.parent == name]
+        return [link for link in self.links[1:] if link.parent_joint.parent == name]
 
     def _subtree(self, name: str) -> list[PartLink]:
         out = [link for link in self.links if link.name == name]
@@ -219,7 +236,7 @@ class ObjectBuilder:
 
     def _effort(self, link: PartLink) -> float:
         """Joint effort: the type default, raised to hold the moved subtree against gravity."""
-        j = link.joint
+        j = link.parent_joint
         subtree = self._subtree(link.name)
         mass = sum(part.mass for part in subtree)
         if j.type == "prismatic":
@@ -298,7 +315,7 @@ class ObjectBuilder:
         return lines
 
     def _joint_xml(self, link: PartLink) -> list[str]:
-        j = link.joint
+        j = link.parent_joint
         lines = [
             f'  <joint name="{j.name}" type="{j.type}">',
             f'    <parent link="{j.parent}"/>',
@@ -321,15 +338,15 @@ class ObjectBuilder:
         links = tuple(LinkSpec(link.name, link.semantic, link.kind) for link in self.links)
         joints = tuple(
             JointSpec(
-                name=link.joint.name,
-                type=link.joint.type,
-                parent=link.joint.parent,
-                child=link.joint.child,
+                name=j.name,
+                type=j.type,
+                parent=j.parent,
+                child=j.child,
                 lower=0.0,
-                upper=_r(link.joint.upper),
-                spring=link.joint.spring,
+                upper=_r(j.upper),
+                spring=j.spring,
             )
-            for link in self.links[1:]
+            for j in (link.parent_joint for link in self.links[1:])
         )
         return ArticulationTree(asset_id=asset_id, category=category, links=links, joints=joints)
 

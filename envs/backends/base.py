@@ -16,6 +16,8 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..errors import SimjudgeError
+
 __all__ = [
     "BASE_LINK",
     "Backend",
@@ -35,7 +37,7 @@ BASE_LINK = -1
 """Link index of a body's base."""
 
 
-class BackendError(RuntimeError):
+class BackendError(SimjudgeError, RuntimeError):
     """A physics backend could not do what it was asked (bad handle, file, state)."""
 
 
@@ -283,7 +285,10 @@ class Backend(Protocol):
         """World position (3) and orientation (4) of the body's base."""
 
     def set_base_pose(
-        self, body: int, position: np.ndarray, orientation: np.ndarray
+        self,
+        body: int,
+        position: np.ndarray | tuple[float, float, float],
+        orientation: np.ndarray | tuple[float, float, float, float],
     ) -> None:
         """Teleport a body's base; velocities are zeroed."""
 
@@ -407,8 +412,11 @@ class Backend(Protocol):
         """Joint positions (all movable joints, index order) that put ``link`` at the pose."""
 
     def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
-        """Geometric Jacobian ``(6, n)`` of a link origin (linear rows, then angular)
-        with respect to the body's ``n`` movable joints at joint positions ``positions``."""
+        """Geometric Jacobian ``(6, n)`` of a link origin (linear rows, then angular).
+
+        The columns are the body's ``n`` movable joints, evaluated at joint positions
+        ``positions``.
+        """
 
     def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
         """Primitive collision shapes of a link in world coordinates."""

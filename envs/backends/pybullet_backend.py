@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import chain
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,14 +28,16 @@ from .base import (
 
 __all__ = ["PyBulletBackend"]
 
-_JOINT_TYPES = {0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "fixed"}
+_JOINT_TYPES: dict[int, Literal["revolute", "prismatic", "fixed", "spherical", "planar"]] = {
+    0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "fixed",
+}
 _SHAPE_KINDS = {2: "sphere", 3: "box", 4: "cylinder", 5: "mesh", 6: "plane", 7: "capsule"}
 
 
-def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for array in arrays:
+def _frozen(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    for array in (first, second):
         array.setflags(write=False)
-    return arrays
+    return first, second
 
 
 def _floats(values) -> list[float]:
@@ -73,9 +76,10 @@ def _import_pybullet():
 class PyBulletBackend:
     """A headless PyBullet world.
 
-    :param timestep: Physics timestep in seconds (100 Hz by default, as RoboGen).
-    :param gravity: Gravity along z.
-    :param solver_iterations: Constraint solver iterations per step.
+    Args:
+        timestep: Physics timestep in seconds (100 Hz by default, as RoboGen).
+        gravity: Gravity along z.
+        solver_iterations: Constraint solver iterations per step.
     """
 
     def __init__(
@@ -91,7 +95,7 @@ class PyBulletBackend:
         self._p.setAdditionalSearchPath(pybullet_data.getDataPath(), physicsClientId=self._client)
         self._joint_cache: dict[int, list[JointInfo]] = {}
         self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        self._raw: dict[tuple, tuple] = {}
+        self._raw: dict[tuple, Any] = {}  # engine tuples, link-box dicts, signatures
         self._queries: dict[int, tuple[BodyQuery, list[float], np.ndarray | None]] = {}
         self._batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray]] = {}
         self._movable_cache: dict[int, list[int] | None] = {}
@@ -214,7 +218,7 @@ class PyBulletBackend:
                     max_velocity=float(raw[11]),
                     damping=float(raw[6]),
                     friction=float(raw[7]),
-                    axis=tuple(float(x) for x in raw[13]),
+                    axis=(float(raw[13][0]), float(raw[13][1]), float(raw[13][2])),
                 )
             )
         self._joint_cache[body] = infos

@@ -217,6 +217,7 @@ def _missing(analysis: Analysis, code: str, message: str, line: int | None = Non
 
 
 def _resolve_shape(analysis: Analysis, kind: Kind, called: Collection[str]) -> None:
+    assert analysis.tree is not None, "shapes are resolved only for code that parsed"
     has_statements = any(not isinstance(s, ast.FunctionDef) for s in analysis.tree.body)
     if kind == "primitive" or (
         kind == "success" and ("success" in analysis.outputs or not analysis.functions)
@@ -307,6 +308,7 @@ def _primitive_block_warnings(analysis: Analysis) -> None:
                 severity="warning",
             )
         )
+    assert analysis.tree is not None, "warnings are looked for only in code that parsed"
     for stmt in analysis.tree.body:
         call = stmt.value if isinstance(stmt, ast.Expr) else None
         if (

@@ -95,6 +95,7 @@ class CompiledCode:
             max_int_bits=limits.max_int_bits,
         )
         analysis.raise_first()
+        assert analysis.tree is not None, "raise_first raised if the code did not parse"
         self._analysis: Analysis = analysis
         self.entry = analysis.entry
         self.warnings: tuple[Issue, ...] = tuple(analysis.issues)
@@ -271,7 +272,7 @@ def compile_reward(
     limits: ExecutionLimits | None = None,
     mode: Mode = "inprocess",
 ) -> CompiledReward:
-    """Compile a RoboGen-style reward function.
+    r"""Compile a RoboGen-style reward function.
 
     Args:
         source: Code defining ``def _compute_reward(self): ... return reward, success``
@@ -289,7 +290,7 @@ def compile_reward(
             every problem found.
 
     Example:
-        >>> r = compile_reward("def _compute_reward(self):\\n    return -1.0, False", {})
+        >>> r = compile_reward("def _compute_reward(self):\n    return -1.0, False", {})
         >>> r(None)
         (-1.0, False)
     """

@@ -7,7 +7,8 @@ verdict instead of crashing, and the message says what is wrong and how to fix i
 prefixed with the line number in the submitted source so that it can be fed back to
 the proposer verbatim.
 
-Hierarchy::
+Hierarchy (:class:`~simjudge.envs.errors.SimjudgeError` is the root of every simjudge
+error)::
 
     GeneratedCodeError
     +-- CodeSyntaxError         the source does not parse
@@ -26,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import SimjudgeError
+
 __all__ = [
     "CodeLimitError",
     "CodeResourceError",
@@ -41,7 +44,7 @@ __all__ = [
 ]
 
 
-class GeneratedCodeError(Exception):
+class GeneratedCodeError(SimjudgeError):
     """Base class of every failure of generated code.
 
     Attributes:

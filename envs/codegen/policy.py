@@ -43,6 +43,7 @@ __all__ = [
     "NUMPY_NAMES",
     "PRIMITIVE_NAMES",
     "RESERVED_NAMES",
+    "ROBOGEN_HINTS",
     "SAFE_BUILTIN_NAMES",
     "STATE_API_NAMES",
     "closest",
@@ -61,8 +62,29 @@ STATE_API_NAMES: tuple[str, ...] = (
     "check_grasped",
     "get_initial_joint_angle",
     "get_initial_pos_orient",
+    "get_grasped_object_name",
+    "get_grasped_object_and_link_name",
+    "gripper_close_to_object_link",
+    "gripper_close_to_object",
 )
 """State query functions (RoboGen/VERGSA names); each is called as ``f(self, ...)``."""
+
+ROBOGEN_HINTS: dict[str, str] = {
+    "grasped": "check_grasped(self, object_name) or get_grasped_object_name(self)",
+    "is_grasped": "check_grasped(self, object_name, link_name)",
+    "get_grasped_object": "get_grasped_object_name(self) (lower-cased, or None)",
+    "get_grasped_link_name": "get_grasped_object_and_link_name(self)",
+    "get_link_pc": "get_bounding_box_link(self, object_name, link_name) (simjudge reads "
+    "bounding boxes; RoboGen rendered a point cloud)",
+    "get_link_pos": "get_link_state(self, object_name, link_name)",
+    "compute_obj_to_center_dist": "np.linalg.norm(get_position(self, a) - (lo + hi) / 2) "
+    "with lo, hi = get_bounding_box(self, b)",
+    "get_finger_pos": "get_eef_pos(self)[0] (the suction point; the gripper has no fingers)",
+    "get_finger_distance": "check_grasped(self, object_name) (the gripper is a suction cup)",
+    "set_joint_value": "nothing: generated code only reads the state; set initial joint "
+    "values in the scene's joint_init",
+}
+"""RoboGen helper names that simjudge does not provide -> what to call instead."""
 
 PRIMITIVE_NAMES: tuple[str, ...] = (
     "grasp_object",

@@ -122,7 +122,14 @@ class NodeRules(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         """``return`` only inside functions."""
         if self.fn is None:
-            self.add(node, "return-outside-function", "`return` outside a function")
+            self.add(
+                node,
+                "return-outside-function",
+                "`return` outside a function: a primitive block is plain statements that "
+                "assign `success` (RoboGen's `execute` method ends with `return rgbs, "
+                "final_state, success`; drop that line and keep `success = ...`, or "
+                "convert the RoboGen folder with `simjudge import-robogen`)",
+            )
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
@@ -210,15 +217,40 @@ class NodeRules(ast.NodeVisitor):
                 f"module '{name}' is not available: generated code can only use `np` "
                 "(numpy), `math` and the state API",
             )
+        elif name in policy.ROBOGEN_HINTS:
+            what = f"call to '{name}'" if call else f"name '{name}'"
+            self.add(
+                node,
+                "unknown-name",
+                f"{what}: RoboGen's '{name}' is not part of simjudge's state API; "
+                f"use {policy.ROBOGEN_HINTS[name]}",
+            )
         else:
             pool = self._namespace_names() | self.module_bound | self.local
-            hint = policy.closest(name, pool)
+            hint = self._closest(name, pool)
             tip = f"; did you mean '{hint}'?" if hint else ""
             if call:
                 msg = f"call to unknown function '{name}'{tip} {self._allowed_calls()}"
             else:
                 msg = f"name '{name}' is not defined{tip}"
             self.add(node, "unknown-name", msg)
+
+    def _closest(self, name: str, pool: frozenset[str] | set[str]) -> str | None:
+        """The closest known name; a query-like name is pointed to the state API.
+
+        ``get_grasped_thing`` or ``is_grasped`` read the state, so suggesting a motion
+        primitive (``grasp_object``) would be wrong: prefer a state API name, and
+        ``check_grasped`` for anything about grasping.
+        """
+        hint = policy.closest(name, pool)
+        lowered = name.lower()
+        query = lowered.startswith(("get_", "check_", "is_", "has_", "gripper_"))
+        if (query or hint is None) and (hint is None or hint in self.primitive_names):
+            api_hint = policy.closest(name, self.api_names)
+            if api_hint is None and "grasp" in lowered and "check_grasped" in self.api_names:
+                api_hint = "check_grasped"
+            hint = api_hint or hint
+        return hint
 
     def _allowed_calls(self) -> str:
         api = ", ".join(sorted(self.api_names)) or "none"
@@ -408,7 +440,7 @@ class NodeRules(ast.NodeVisitor):
         if spec is None:
             return
         parts = spec.values if isinstance(spec, ast.JoinedStr) else [spec]
-        text = "".join(p.value for p in parts if isinstance(p, ast.Constant))
+        text = "".join(str(p.value) for p in parts if isinstance(p, ast.Constant))
         if not all(isinstance(p, ast.Constant) for p in parts) or not FORMAT_SPEC_RE.match(text):
             self.add(
                 node,

@@ -138,8 +138,9 @@ class SandboxWorker:
         self._proc = self._conn = self._finalizer = None
 
     def __del__(self) -> None:
-        if getattr(self, "_finalizer", None) is not None:
-            self._finalizer()
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()
 
 
 def _shutdown(proc: Any, conn: Connection) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import dis
 from types import CodeType
+from typing import Any
 
 from .runtime import GENERATED_FILENAME
 
@@ -44,7 +45,8 @@ def _helper(name: str, args: list[ast.expr], like: ast.AST) -> ast.Call:
     return ast.copy_location(call, like)
 
 
-def _const(value: object, like: ast.AST) -> ast.Constant:
+def _const(value: Any, like: ast.AST) -> ast.Constant:
+    # Any: a Constant also holds tuples at run time (typeshed lists only scalar constants).
     return ast.copy_location(ast.Constant(value=value), like)
 
 

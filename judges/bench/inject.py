@@ -133,7 +133,7 @@ def _wrong_link(tree: ast.Module, kind: str, ctx: JudgeContext, rng: np.random.G
     sites = _literal_links(facts)
     if not sites:
         return None
-    obj, old = sites[0][0], sites[0][1].value
+    obj, old = sites[0][0], str(sites[0][1].value)  # a str: see _literal_links
     links = ctx.link_names(obj) or ()
     new, why = None, "not in the tree"
     if kind == "reward" and rng.random() < 0.5:
@@ -184,8 +184,8 @@ def _fraction_terms(facts: CodeFacts, tree: ast.Module) -> list[tuple[ast.AST, a
         if hit is None or isinstance(node, ast.Name):
             continue
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Constant) and type(sub.value) in (int, float) \
-                    and float(sub.value) == hit[1]:
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, int | float) \
+                    and not isinstance(sub.value, bool) and float(sub.value) == hit[1]:
                 found.append((node, sub))
                 break
     return found
@@ -202,13 +202,15 @@ def _wrong_direction(tree: ast.Module, kind: str, ctx: JudgeContext, rng: np.ran
         limit = facts.limit_of(assign.value) if assign is not None else None
         other = names.get(("upper" if limit[0] == "lower" else "lower", obj, joint)) \
             if limit is not None else None
-        if other is not None and assign is not None:
+        if other is not None and assign is not None and limit is not None:
             assign.value = ast.Name(other, ast.Load())
             changed.append(f"target {limit[0]} limit -> {other}")
-    for _, node in _fraction_terms(facts, tree):
-        if float(node.value) != 0.5:
-            changed.append(f"fraction target {node.value:g} -> {1.0 - float(node.value):g}")
-            node.value = 1.0 - float(node.value)
+    for _, const in _fraction_terms(facts, tree):
+        value = const.value
+        assert isinstance(value, int | float), "_fraction_terms keeps numeric constants"
+        if float(value) != 0.5:
+            changed.append(f"fraction target {value:g} -> {1.0 - float(value):g}")
+            const.value = 1.0 - float(value)
     if not changed:
         return None
     for node in ast.walk(tree):
@@ -276,15 +278,17 @@ def _hard_coded(tree: ast.Module, kind: str, ctx: JudgeContext, rng: np.random.G
             if isinstance(inner, ast.BinOp) else None
         definition = facts.assigns.get(fraction.id, [None])[0] \
             if isinstance(fraction, ast.Name) else fraction
-        raw = definition.left.left if isinstance(definition, ast.BinOp) else None
-        if raw is None:
+        raw = definition.left.left if isinstance(definition, ast.BinOp) \
+            and isinstance(definition.left, ast.BinOp) else None
+        location = facts.fraction_of(fraction) if fraction is not None else None
+        if raw is None or location is None:
             continue
-        obj, joint = facts.fraction_of(fraction)
+        obj, joint = location
         value = _hard_coded_value(ctx, obj, joint, rng)
         new = ast.BinOp(ast.Constant(value), ast.Sub(), raw)
         if isinstance(term, ast.Call):
             term.args[0] = new
-        else:
+        elif isinstance(term, ast.BinOp):
             term.left = new
         return f"abs(fraction target) -> abs({value:g} - {ast.unparse(raw)})"
     return None
@@ -394,7 +398,9 @@ def _precision_recall(flags: Sequence[bool], truth: Sequence[bool]) -> dict[str,
 
 
 def summarize_plan_results(results: Sequence[PlanResult], examples: int = 5) -> dict[str, Any]:
-    """Precision/recall at ``flag`` (score < 1) and ``error`` (score == 0); recall per error
+    """Summarize plan-judge results on injected errors.
+
+    Precision/recall at ``flag`` (score < 1) and ``error`` (score == 0); recall per error
     type; false-positive rate on clean code; a few misses and false alarms.
 
     A missing score counts as *not flagged* (the judge failed to detect anything).

@@ -126,7 +126,9 @@ def gap_stratum(gap: int) -> str:
     return GAP_STRATA[0][0] if gap < 1 else GAP_STRATA[-1][0]
 
 
-def monotone_phases(phi: Sequence[float], rising: bool, tol: float = 1e-3) -> list[tuple[int, int]]:
+def monotone_phases(
+    phi: Sequence[float] | np.ndarray, rising: bool, tol: float = 1e-3
+) -> list[tuple[int, int]]:
     """Maximal [a, b] (inclusive, b > a) where Φ never moves against ``rising`` by > tol."""
     d = np.diff(np.asarray(phi, dtype=float))
     ok = d >= -tol if rising else d <= tol

@@ -50,8 +50,10 @@ LAST_STAGE_PHI = 0.3
 
 
 def truncation_point(phi: Sequence[float], stage_phi: float = LAST_STAGE_PHI) -> int:
-    """Number of steps kept by ``truncate``: those before Φ first reaches ``stage_phi``
-    (at least 1; half the episode when Φ never gets there)."""
+    """Number of steps kept by ``truncate``: those before Φ first reaches ``stage_phi``.
+
+    At least 1; half the episode when Φ never gets there.
+    """
     for t, value in enumerate(phi):
         if value >= stage_phi:
             return max(t, 1)
@@ -102,8 +104,8 @@ def _movable(tree: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _swapped_goal(goal: Any, context: JudgeContext) -> tuple[Any, dict[str, Any]] | None:
     if isinstance(goal, PlaceGoal):
-        new = PlaceGoal(object=goal.target, target=goal.object, relation=goal.relation)
-        return new, {"object": new.object, "into": new.target}
+        place = PlaceGoal(object=goal.target, target=goal.object, relation=goal.relation)
+        return place, {"object": place.object, "into": place.target}
     if not isinstance(goal, JointGoal):
         return None
     tree = context.trees.get(goal.object) or {}
@@ -122,13 +124,16 @@ def _swapped_goal(goal: Any, context: JudgeContext) -> tuple[Any, dict[str, Any]
     static = sorted(link["name"] for link in tree.get("links", ()) if link["name"] not in moving)
     if not static:
         return None
-    new = LinkGoal(goal.object, static[0], requires_grasp=goal.requires_grasp)
-    return new, {"object": goal.object, "link": new.link}
+    link_goal = LinkGoal(goal.object, static[0], requires_grasp=goal.requires_grasp)
+    return link_goal, {"object": goal.object, "link": link_goal.link}
 
 
 def swap_target(context: JudgeContext) -> JudgeContext | None:
-    """The context with its target swapped (goal and ``extra["target"]``), or None when
-    the scene offers no other target."""
+    """The context with its target swapped (goal and ``extra["target"]``).
+
+    Returns:
+        The new context, or None when the scene offers no other target.
+    """
     found = _swapped_goal(context.goal, context)
     if found is None:
         return None

@@ -61,7 +61,7 @@ def _pairs_part(result: Mapping[str, Any]) -> list[str]:
         + ". Accuracy = share of pairs where sign(Φ̂(after) − Φ̂(before)) matches the label "
         "(ties and invalid count as wrong); overall = unweighted mean of the bins.")
     lines.append("")
-    rows = []
+    rows: list[list[Any]] = []
     for spec, entry in _ran(result, "pairs").items():
         section = entry.get("pairs")
         if not isinstance(section, Mapping):
@@ -86,7 +86,8 @@ def _scores_part(result: Mapping[str, Any]) -> list[str]:
     lines = ["## Episode scores", "",
              "Ground truth s_gt = 10·(0.6·success + 0.4·(MP + PPL)/2) from the privileged Φ; "
              "Acc@2 = |s − s_gt| ≤ 2 (invalid = miss), RMSE over valid scores.", ""]
-    rows, scaling = [], []
+    rows: list[list[Any]] = []
+    scaling: list[list[Any]] = []
     for spec, entry in _ran(result, "scores").items():
         s = entry.get("scores")
         if not isinstance(s, Mapping):
@@ -113,7 +114,7 @@ def _perturb_part(result: Mapping[str, Any]) -> list[str]:
              "Episodes with s_gt ≥ 7; contrast = mean(s_orig − s_pert), directional = share of "
              "episodes scored lower when perturbed; ground truth = the privileged score's own "
              "contrast.", ""]
-    rows = []
+    rows: list[list[Any]] = []
     for spec, entry in _ran(result, "perturb").items():
         section = entry.get("perturb")
         if not isinstance(section, Mapping):

@@ -134,9 +134,10 @@ def episode_section(
                    predictions=preds, ground_truth=truth)
     k = int(getattr(judge, "k", 1))
     usable = [x for x in ks if x <= k]
-    if mode == "episode" and k > 1 and usable and all(s is not None for s in samples):
+    complete = [s for s in samples if s is not None]
+    if mode == "episode" and k > 1 and usable and len(complete) == len(samples):
         method = str(getattr(judge, "aggregate", "mean"))
-        summary["scaling"] = scaling_curve(samples, truth, usable, method)
+        summary["scaling"] = scaling_curve(complete, truth, usable, method)
     return summary
 
 
@@ -146,7 +147,9 @@ def _ground_truth(episode: BenchEpisode, env: Any, context: JudgeContext,
         return ground_truth_score([episode.phi[t] for t in order], episode.success[order[-1]])
     truth = PrivilegedProgressJudge()
     signals = judge_states(truth, env, context, [episode.state(t) for t in order])
-    return ground_truth_score([s.phi for s in signals], signals[-1].verdict == SUCCESS)
+    phi = [s.phi for s in signals if s.phi is not None]
+    assert len(phi) == len(signals), "the privileged judge gives Φ on every state"
+    return ground_truth_score(phi, signals[-1].verdict == SUCCESS)
 
 
 def perturb_section(
@@ -177,13 +180,14 @@ def perturb_section(
     rows: dict[str, Any] = {"episodes": len(chosen)}
     for kind in PERTURBATIONS:
         rng = np.random.default_rng([seed, PERTURBATIONS.index(kind)])
-        scores, truth, truth_orig = [], [], []
+        scores: list[float | None] = []
+        truth: list[float | None] = []
+        truth_orig: list[float | None] = []
         for i in chosen:
             e = episodes[i]
-            env, context = _env(envs, e.task), contexts[e.task]
+            env, given = _env(envs, e.task), contexts[e.task]
             order = perturb_order(len(e), kind, rng, e.phi)
-            if kind == "wrong-target":
-                context = swap_target(context)
+            context = swap_target(given) if kind == "wrong-target" else given
             if context is None:
                 scores.append(None)
                 truth.append(None)

@@ -60,11 +60,15 @@ def ground_truth_score(phi: Sequence[float], success: bool) -> float:
 
 
 def phi_episode_score(phi: Sequence[float | None], success: bool) -> float | None:
-    """A potential judge's 0–10 score: the ground-truth formula on its Φ̂ (None if any Φ̂ is
-    missing)."""
-    if not phi or any(p is None for p in phi):
+    """A potential judge's 0–10 score: the ground-truth formula on its Φ̂.
+
+    Returns:
+        The score, or None if any Φ̂ is missing.
+    """
+    values = [float(p) for p in phi if p is not None]
+    if not phi or len(values) != len(phi):
         return None
-    return ground_truth_score([float(p) for p in phi], success)
+    return ground_truth_score(values, success)
 
 
 def _pairs(pred: Sequence[float | None], gt: Sequence[float]) -> list[tuple[float, float]]:

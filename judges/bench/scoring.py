@@ -84,12 +84,14 @@ def judge_states(
     signals = []
     for step, state in enumerate(states):
         if state_sigma > 0:
+            assert rng is not None, "rng is required when a noise level is > 0"
             state = perturb_state(state, state_sigma, rng)
         base.set_state(state)
         frame = None
         if judge.needs_frames:
             frame = base.render()
             if frame is not None and image_alpha > 0:
+                assert rng is not None, "rng is required when a noise level is > 0"
                 frame = corrupt_image(frame, image_alpha, rng)
         transition = Transition(step=step, view=base.view, info=base.get_info(), frame=frame,
                                 action=None if step == 0 else _ZERO_ACTION)
@@ -168,9 +170,9 @@ def summarize_pairs(results: Sequence[PairResult]) -> dict[str, Any]:
     bins = {name: _accuracy([r for r in labelled if r.pair.bin == name])
             for name, _, _ in HOP_BINS}
     counts = {name: sum(r.pair.bin == name for r in labelled) for name, _, _ in HOP_BINS}
-    values = list(bins.values())
+    values = [v for v in bins.values() if v is not None]
     return {
-        "overall": float(np.mean(values)) if all(v is not None for v in values) else None,
+        "overall": float(np.mean(values)) if len(values) == len(bins) else None,
         "bins": bins,
         "n": counts,
         "by_kind": {k: _accuracy([r for r in labelled if r.pair.kind == k])

@@ -173,14 +173,15 @@ class LLMPlanJudge(_LLMJudge):
         >>> judge.judge_plan("primitive", "success = True", JudgeContext()).verdict
         'failure'
 
-    :param client: The LLM client (required).
-    :param k: Samples per judgement.
-    :param temperature: Sampling temperature (default 0 for k = 1, else 0.8).
-    :param aggregate: ``mean`` or ``vote``.
-    :param max_tokens: Reply budget per sample.
-    :param seed: Seed of the first sample (sample i uses ``seed + i``).
-    :param json_mode: Ask for ``{"score": …}`` JSON and pass
-        :data:`~simjudge.judges.llm.prompts.PLAN_SCHEMA` (constrained decoding on llama.cpp).
+    Args:
+        client: The LLM client (required).
+        k: Samples per judgement.
+        temperature: Sampling temperature (default 0 for k = 1, else 0.8).
+        aggregate: ``mean`` or ``vote``.
+        max_tokens: Reply budget per sample.
+        seed: Seed of the first sample (sample i uses ``seed + i``).
+        json_mode: Ask for ``{"score": …}`` JSON and pass
+            :data:`~simjudge.judges.llm.prompts.PLAN_SCHEMA` (constrained decoding on llama.cpp).
     """
 
     name = "llm-plan"
@@ -235,16 +236,17 @@ class LLMEpisodeJudge(_LLMJudge):
         >>> judge.judge_episode(EpisodeRecord()).phi
         0.8
 
-    :param client: The LLM client (required).
-    :param k: Samples per judgement (EQA-RM: 1 … 32).
-    :param temperature: Sampling temperature (default 0 for k = 1, else 0.8).
-    :param aggregate: ``mean`` or ``vote``.
-    :param keyframes: Keyframes N shown (EQA-RM: 5).
-    :param max_tokens: Reply budget per sample.
-    :param seed: Seed of the first sample.
-    :param json_mode: Ask for ``{"critique", "score"}`` JSON and pass
-        :data:`~simjudge.judges.llm.prompts.EPISODE_SCHEMA` — small local models (SmolLM2,
-        Qwen 1.5B) follow a grammar far more reliably than the tag format.
+    Args:
+        client: The LLM client (required).
+        k: Samples per judgement (EQA-RM: 1 … 32).
+        temperature: Sampling temperature (default 0 for k = 1, else 0.8).
+        aggregate: ``mean`` or ``vote``.
+        keyframes: Keyframes N shown (EQA-RM: 5).
+        max_tokens: Reply budget per sample.
+        seed: Seed of the first sample.
+        json_mode: Ask for ``{"critique", "score"}`` JSON and pass
+            :data:`~simjudge.judges.llm.prompts.EPISODE_SCHEMA` — small local models (SmolLM2,
+            Qwen 1.5B) follow a grammar far more reliably than the tag format.
     """
 
     name = "llm-episode"

@@ -124,7 +124,9 @@ def _json_object(text: str) -> dict | None:
 
 def _json_score(text: str) -> float | str | None:
     data = _json_object(text)
-    for key in _JSON_KEYS if data is not None else ():
+    if data is None:
+        return None
+    for key in _JSON_KEYS:
         if key in data and not isinstance(data[key], bool | dict | list):
             return data[key]
     return None
@@ -196,6 +198,7 @@ def parse_episode_score(text: str, low: float = 0.0, high: float = 10.0) -> Pars
     """
     text = str(text)
     data = _json_object(text)
+    value: float | None = None
     if data is not None and _float(str(data.get("score"))) is not None:
         value = float(data["score"])
         clipped = not low <= value <= high
@@ -204,7 +207,8 @@ def parse_episode_score(text: str, low: float = 0.0, high: float = 10.0) -> Pars
                            critique, clipped, "json")
     critique_match = _CRITIQUE.search(text)
     critique = critique_match.group(1).strip() if critique_match else ""
-    value, how = None, "invalid"
+    value = None
+    how = "invalid"
     tag = _SCORE_TAG.search(text)
     if tag:
         value, how = _on_scale(float(tag.group(1)), tag.group(2), high), "tag"

@@ -186,7 +186,9 @@ def summarize_state(
 
 def state_events(states: Sequence[Mapping[str, Any] | None], limit: int = 12) -> list[str]:
     """Gripper events along the episode: suction switched, part grasped or let go."""
-    events, prev_suction, prev_held = [], False, None
+    events: list[str] = []
+    prev_suction = False
+    prev_held: tuple[Any, ...] | None = None
     for t, state in enumerate(states):
         if not state:
             continue
@@ -195,8 +197,10 @@ def state_events(states: Sequence[Mapping[str, Any] | None], limit: int = 12) ->
         if suction != prev_suction:
             events.append(f"t={t}: suction {'on' if suction else 'off'}")
         if held != prev_held:
-            events.append(f"t={t}: grasped {held[0]}/{held[1]}" if held else
-                          f"t={t}: let go of {prev_held[0]}/{prev_held[1]}")
+            if held:
+                events.append(f"t={t}: grasped {held[0]}/{held[1]}")
+            elif prev_held:
+                events.append(f"t={t}: let go of {prev_held[0]}/{prev_held[1]}")
         prev_suction, prev_held = suction, held
     if len(events) > limit:
         events = events[: limit - 1] + [f"... ({len(events) - limit + 1} more events)"]

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from simjudge.envs.errors import SimjudgeError
+
 if TYPE_CHECKING:
     from .log import LLMLog
 
@@ -48,13 +50,15 @@ HASH_VERSION = 1
 ROLES: tuple[str, ...] = ("system", "user", "assistant")
 
 
-class LLMError(RuntimeError):
+class LLMError(SimjudgeError, RuntimeError):
     """An LLM call failed; the message says what was sent where and how to fix it."""
 
 
 class LLMDependencyError(LLMError, ImportError):
-    """An optional dependency (extra) of a backend is not installed; the message has the
-    exact install command."""
+    """An optional dependency (extra) of a backend is not installed.
+
+    The message has the exact install command.
+    """
 
 
 def canonical_json(value: Any) -> str:
@@ -318,6 +322,7 @@ class ScriptedClient(LLMClient):
 
     @property
     def model(self) -> str:
+        """The scripted client's ``name``."""
         return self.name
 
     def _complete(self, request: LLMRequest) -> RawCompletion:

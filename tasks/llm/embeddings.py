@@ -150,8 +150,11 @@ class MiniLMEmbedder(_CachedEmbedder):
         self._model: Any = None
 
     def load(self) -> Any:
-        """Load the encoder now (otherwise on the first :meth:`embed`); ~3-7 s once per
-        process (instances with the same path and device share the weights)."""
+        """Load the encoder now (otherwise on the first :meth:`embed`).
+
+        This takes ~3-7 s once per process (instances with the same path and device share
+        the weights).
+        """
         if self._model is None:
             path = self.path or minilm_path()
             try:
@@ -186,8 +189,9 @@ class MiniLMEmbedder(_CachedEmbedder):
 
 
 class HashingEmbedder(_CachedEmbedder):
-    """Deterministic lexical embedding: signed hashing of lower-cased words and
-    character trigrams. No dependencies, no model; for tests and fallbacks only.
+    """Deterministic lexical embedding: signed hashing of words and character trigrams.
+
+    Words are lower-cased. No dependencies, no model; for tests and fallbacks only.
 
     Args:
         dim: Vector length.

@@ -43,8 +43,11 @@ def llama_cpp_available() -> bool:
 
 
 def _grammar(schema: Any) -> tuple[Any, bool]:
-    """A GBNF grammar for ``schema``; falls back to generic JSON (not schema-constrained)
-    for schemas llama.cpp's converter does not handle."""
+    """A GBNF grammar for ``schema``.
+
+    Falls back to generic JSON (not schema-constrained) for schemas llama.cpp's converter
+    does not handle.
+    """
     from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -114,6 +117,7 @@ class LlamaCppClient(LLMClient):
 
     @property
     def model(self) -> str:
+        """The embedded model's name, or the file name of a model path (hashes, provenance)."""
         return self._model
 
     def _params(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from simjudge.envs.errors import SimjudgeError
 from simjudge.tasks.spec.io import atomic_open
 
 from .base import LLMDependencyError
@@ -49,7 +50,7 @@ class ModelNotInstalledError(LLMDependencyError):
     """The packages carrying a model's weights are not installed."""
 
 
-class ModelIntegrityError(RuntimeError):
+class ModelIntegrityError(SimjudgeError, RuntimeError):
     """A model file has the wrong size or sha256 (partial install or corrupted chunk)."""
 
 
@@ -133,8 +134,11 @@ def _missing(entry: ModelEntry, missing: list[str]) -> ModelNotInstalledError:
 
 
 def _package_file(dist_name: str, suffix: str) -> Path | None:
-    """The one installed file of ``dist_name`` ending in ``suffix``, found from the
-    distribution's RECORD (the package is never imported: some import heavy plugins)."""
+    """The one installed file of ``dist_name`` ending in ``suffix``.
+
+    It is found from the distribution's RECORD (the package is never imported: some import
+    heavy plugins).
+    """
     try:
         files = metadata.files(dist_name) or []
     except metadata.PackageNotFoundError:
@@ -244,9 +248,10 @@ def ensure_model(name: str | os.PathLike[str]) -> Path:
     entry = MODELS[name]
     with _lock:
         if not entry.assembled:
-            path = _package_file(entry.packages[0], entry.filename)
-            if path is None:
+            packaged = _package_file(entry.packages[0], entry.filename)
+            if packaged is None:
                 raise _missing(entry, [f"{entry.packages[0]}=={entry.version}"])
+            path = packaged
         else:
             path = model_cache_dir() / entry.filename
             if not path.exists():

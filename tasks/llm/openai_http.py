@@ -121,6 +121,7 @@ class OpenAIClient(LLMClient):
 
     @property
     def model(self) -> str:
+        """The model name sent to the server (used in hashes and provenance)."""
         return self._model
 
     def _params(self) -> dict[str, Any]:

@@ -130,10 +130,12 @@ class ReplayClient(LLMClient):
 
     @property
     def model(self) -> str:
+        """The wrapped client's model."""
         return self.inner.model
 
     @property
     def supports_json_schema(self) -> bool:  # type: ignore[override]
+        """Whether the wrapped client constrains decoding by ``json_schema``."""
         return self.inner.supports_json_schema
 
     def describe(self) -> dict[str, Any]:

@@ -65,8 +65,9 @@ class StructuredOutputError(LLMError):
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON object or array in ``text``: the whole text, a fenced block, or
-    the first parseable value embedded in prose.
+    """The first JSON object or array in ``text``.
+
+    That is the whole text, a fenced block, or the first parseable value embedded in prose.
 
     Raises:
         ValueError: No JSON value found (the message quotes the start of the text).

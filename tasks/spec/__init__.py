@@ -5,6 +5,9 @@ and ``judges`` import it, the pipelines in ``simjudge.tasks`` build on it, and i
 nothing of simjudge but ``simjudge.envs``.
 
 * :mod:`~simjudge.tasks.spec.task`: :class:`TaskSpec`, the built-in task library.
+* :mod:`~simjudge.tasks.spec.goal`: :class:`TaskGoal`, the independent definition of success
+  of any task; :mod:`~simjudge.tasks.spec.goal_parser`: :func:`derive_goal`, the goal from a
+  task's name and description against the object's articulation tree.
 * :mod:`~simjudge.tasks.spec.solution`: :class:`Solution`, :class:`Subtask`, reference
   solutions.
 * :mod:`~simjudge.tasks.spec.outcome`: the one execution-outcome type :class:`Outcome`,
@@ -16,6 +19,10 @@ nothing of simjudge but ``simjudge.envs``.
 """
 
 from __future__ import annotations
+
+# Task goals
+from .goal import AMOUNTS, OPEN_FLOOR, JointTarget, PlaceTarget, Target, TaskGoal, amount_interval
+from .goal_parser import GoalDerivation, GoalParseError, derive_goal, goal_for_spec, object_parts
 
 # I/O and provenance
 from .io import atomic_write, json_default, read_json, write_json
@@ -57,6 +64,19 @@ __all__ = [
     "library_ids",
     "load_library",
     "load_task",
+    # Task goals
+    "AMOUNTS",
+    "OPEN_FLOOR",
+    "GoalDerivation",
+    "GoalParseError",
+    "JointTarget",
+    "PlaceTarget",
+    "Target",
+    "TaskGoal",
+    "amount_interval",
+    "derive_goal",
+    "goal_for_spec",
+    "object_parts",
     # Solutions
     "ACTION_SPACES",
     "REFERENCE_SOLUTIONS_DIR",

@@ -6,18 +6,21 @@ YAML is parsed when its env is made.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
 from .task import library_ids, load_task
+
+if TYPE_CHECKING:
+    from simjudge.envs.sim_env import SimEnv
 
 __all__ = ["NAMESPACE", "make_task_env", "register_builtin_tasks"]
 
 NAMESPACE = "simjudge"
 
 
-def make_task_env(task: str, **kwargs: Any):
+def make_task_env(task: str, **kwargs: Any) -> SimEnv:
     """Create the :class:`~simjudge.envs.SimEnv` of a built-in task.
 
     Args:

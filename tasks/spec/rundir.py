@@ -17,7 +17,8 @@ Example:
     >>> run = RunDir(tempfile.mkdtemp())
     >>> run.prepare({"seed": 0, "task": "Open Drawer"}, resume=True)
     False
-    >>> run.write_json("results/a.json", {"ok": True}); run.read_json("results/a.json")
+    >>> path = run.write_json("results/a.json", {"ok": True})
+    >>> run.read_json("results/a.json")
     {'ok': True}
     >>> RunDir(run.root).prepare({"seed": 0, "task": "Open Drawer"}, resume=True)
     True
@@ -39,8 +40,9 @@ from .provenance import versions
 __all__ = ["CONFIG_FILE", "RunDir", "RunDirError"]
 
 CONFIG_FILE = "config.json"
-VOLATILE_KEYS: frozenset[str] = frozenset({"provenance", "versions", "resume"})
-"""Config keys that never decide whether a run may resume."""
+VOLATILE_KEYS: frozenset[str] = frozenset({"provenance", "versions", "resume", "out"})
+"""Config keys that never decide whether a run may resume (``out`` is the folder itself,
+however it was spelled)."""
 
 
 class RunDirError(SimjudgeError, ValueError):
@@ -88,7 +90,7 @@ class RunDir:
             config: The run's full config (JSON-serialisable).
             resume: Continue a run already in the folder.
             identity: Keys that must match for a resume; None: every key except
-                provenance, versions and resume.
+                provenance, versions, resume and out.
             clear: Without ``resume``, entries (files or folders) of an existing run to
                 remove before starting again. None: an existing run is refused instead.
 

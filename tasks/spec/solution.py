@@ -144,9 +144,16 @@ def load_solution(source: str | Path) -> Solution:
 
     Raises:
         FileNotFoundError: Neither a file nor a task with a reference solution; the
-            message lists the reference solutions there are.
+            message lists the reference solutions there are. A folder (e.g. a RoboGen
+            task folder, which the pipelines convert) is not a solution file.
     """
     path = Path(source)
+    if path.is_dir():
+        raise FileNotFoundError(
+            f"{source!r} is a folder, not a solution YAML; a RoboGen task folder is accepted "
+            "by `simjudge execute` and `simjudge import-robogen` "
+            "(simjudge.tasks.robogen.load_solution_or_robogen)"
+        )
     if path.exists():
         return Solution.from_yaml(path)
     ref = REFERENCE_SOLUTIONS_DIR / f"{str(source).removeprefix('simjudge/')}.yaml"

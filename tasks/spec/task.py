@@ -113,8 +113,11 @@ def _load_by_id(env_id: str) -> TaskSpec:
 
 
 def load_task(name: str) -> TaskSpec:
-    """A built-in task by env id (``OpenDrawer-v0``, with or without the
-    ``simjudge/`` namespace) or by human name (``Open Drawer``)."""
+    """A built-in task by env id or by human name.
+
+    The env id may come with or without the ``simjudge/`` namespace (``OpenDrawer-v0``); the
+    human name is like ``Open Drawer``.
+    """
     key = name.removeprefix("simjudge/")
     ids = library_ids()
     if key in ids:

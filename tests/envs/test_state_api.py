@@ -18,6 +18,9 @@ def test_api_lists_the_robogen_names():
         "get_eef_pos", "get_position", "get_orientation", "get_link_state", "get_joint_state",
         "get_joint_limit", "get_bounding_box", "get_bounding_box_link", "in_bbox",
         "check_grasped", "get_initial_joint_angle", "get_initial_pos_orient",
+        # RoboGen's read-only helpers
+        "get_grasped_object_name", "get_grasped_object_and_link_name",
+        "gripper_close_to_object_link", "gripper_close_to_object",
     }
 
 
@@ -77,6 +80,9 @@ def test_check_grasped_follows_suction(cabinet_env):
         (lambda v: api.get_initial_pos_orient(v, "Ghost"), "object"),
         (lambda v: api.get_bounding_box(v, "Ghost"), "object"),
         (lambda v: api.check_grasped(v, "Cabinet", "link_99"), "link"),
+        (lambda v: api.gripper_close_to_object_link(v, "Cabinet", "link_99"), "link"),
+        (lambda v: api.gripper_close_to_object(v, "Cabinets"), "object"),
+        (lambda v: api.get_bounding_box(v, "init_tables"), "object"),
     ],
 )
 def test_unknown_names_list_valid_names(cabinet_env, call, kind):
@@ -131,4 +137,68 @@ def _all_calls(env, joint):
         (api.check_grasped, ("Cabinet", link)),
         (api.get_initial_joint_angle, ("Cabinet", joint)),
         (api.get_initial_pos_orient, ("Cube",)),
+        (api.get_grasped_object_name, ()),
+        (api.get_grasped_object_and_link_name, ()),
+        (api.gripper_close_to_object_link, ("Cabinet", link)),
+        (api.gripper_close_to_object, ("Cube",)),
+        (api.get_bounding_box, ("init_table",)),
     ]
+
+
+def test_robogen_grasp_helpers_lower_case_names(cabinet_env):
+    """RoboGen compares ``grasped_object == "Cabinet".lower()``: names come back lower-cased."""
+    env = cabinet_env
+    env.reset(seed=0)
+    view = env.view
+    link = env.goal.link
+    assert api.get_grasped_object_name(view) is None
+    assert api.get_grasped_object_and_link_name(view) == (None, None)
+    obj = env.scene.objects["Cabinet"]
+    env.scene.robot.attach(obj.body, obj.link_index[link])
+    assert api.get_grasped_object_name(view) == "Cabinet".lower()
+    assert api.get_grasped_object_and_link_name(view) == ("cabinet", link)
+    # object names resolve case-insensitively, as RoboGen lower-cases what it is given
+    assert api.check_grasped(view, "cabinet", link)
+    assert api.check_grasped(view, "CABINET")
+    np.testing.assert_allclose(api.get_position(view, "cabinet"), api.get_position(view, "Cabinet"))
+    env.scene.robot.release()
+    cube = env.scene.objects["Cube"]
+    env.scene.robot.attach(cube.body, -1)
+    assert api.get_grasped_object_and_link_name(view) == ("cube", "base")
+    env.scene.robot.release()
+
+
+def test_gripper_close_to_object_link_uses_six_centimetres(cabinet_env):
+    env = cabinet_env
+    env.reset(seed=0)
+    view = env.view
+    link = env.goal.link
+    eef = api.get_eef_pos(view)[0]
+    lo, hi = api.get_bounding_box_link(view, "Cabinet", link)
+    distance = float(np.linalg.norm(eef - np.clip(eef, lo, hi)))
+    assert api.gripper_close_to_object_link(view, "Cabinet", link) == (distance < 0.06)
+    assert api.gripper_close_to_object(view, "Cabinet") == (
+        float(np.linalg.norm(eef - np.clip(eef, *api.get_bounding_box(view, "Cabinet")))) < 0.06
+    )
+
+
+def test_init_table_is_the_usable_table_top(cabinet_env):
+    """RoboGen's reward code reads ``get_bounding_box(self, "init_table")``."""
+    lo, hi = api.get_bounding_box(cabinet_env.view, "init_table")
+    assert hi[2] == pytest.approx(0.0) and np.all(lo < hi)
+    cube = api.get_position(cabinet_env.view, "Cube")
+    assert np.all(cube[:2] >= lo[:2]) and np.all(cube[:2] <= hi[:2])
+    with pytest.raises(UnknownNameError):
+        api.get_position(cabinet_env.view, "init_table")  # only its bounding box exists
+
+
+def test_case_insensitive_names_stay_strict_when_ambiguous():
+    """Two objects that differ only by case: the folded name is unknown, listing both."""
+
+    class _Scene:
+        objects = {"Box": object(), "box": object()}
+        table = None
+
+    view = StateView(_Scene())
+    with pytest.raises(UnknownNameError, match="Box"):
+        view.base_pose("BOX")

@@ -190,7 +190,11 @@ def test_cli_execute_writes_verdicts_summary_and_video(tmp_path, capsys):
         and summary["config"]["reward_solver"] == "oracle"
     )
     assert "versions" in summary and (out / "solution.mp4").stat().st_size > 1000
-    assert "success (goal holds)" in capsys.readouterr().out
+    assert ": VERIFIED (verified: claimed True, verified True)" in capsys.readouterr().out
+    # the CLI runs every subtask under the live judges: Φ trace and OPD metrics per subtask
+    for index in (0, 1):
+        folder = out / "subtasks" / f"{index:02d}"
+        assert (folder / "phi_trace.json").exists() and (folder / "opd.json").exists()
     assert main(["execute", "NoSuchTask-v0", "--out", str(out)]) == 2
 
 

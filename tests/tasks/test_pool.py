@@ -205,7 +205,7 @@ def test_seed_from_folder(tmp_path):
     items = load_exemplars(tmp_path / "seed")
     assert [f.name for f, _ in items] == ["Open Drawer", "Lift Lid", "Turn Faucet"]
     drawer = items[0][0]  # filled from the built-in task of the same name
-    assert drawer.description.startswith("Pull the top drawer")
+    assert drawer.description.startswith("Pull the bottom drawer")
     assert drawer.asset == "StorageFurniture-0" and "drawer" in drawer.tags
     assert items[1][0] == TaskFields("Lift Lid", "Raise the lid of the box.", "Box-0",
                                      ("open", "lid"))
