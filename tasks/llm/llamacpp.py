@@ -85,6 +85,7 @@ class LlamaCppClient(LLMClient):
         chat_format: Force a llama-cpp-python chat format; None = the template stored
             in the GGUF.
         log: Optional exchange log.
+        progress: Show a live progress bar (tokens, tokens/s) on a terminal while generating.
     """
 
     backend: ClassVar[str] = "llamacpp"
@@ -101,8 +102,10 @@ class LlamaCppClient(LLMClient):
         repeat_penalty: float = 1.0,
         chat_format: str | None = None,
         log: LLMLog | None = None,
+        progress: bool = True,
     ) -> None:
         super().__init__(log=log)
+        self.progress = progress
         model = model or os.environ.get("SIMJUDGE_LLM_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
         self._source = model
         self._model = model if isinstance(model, str) and model in MODELS else Path(model).name
@@ -172,19 +175,39 @@ class LlamaCppClient(LLMClient):
             if request.json_schema is not None:
                 kwargs["grammar"], constrained = _grammar(request.json_schema)
             try:
-                out = llama.create_chat_completion(**kwargs)
+                text, tokens, finish = self._stream(llama, kwargs, request.max_tokens)
             except ValueError as exc:  # e.g. prompt longer than n_ctx
                 raise LLMError(f"llama.cpp ({self._model}) rejected the request: {exc}; "
                                f"raise n_ctx (now {self.n_ctx}) or shorten the prompt") from None
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
+        prompt = "".join(str(m.get("content", "")) for m in request.messages)
         return RawCompletion(
-            text=choice["message"].get("content") or "",
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=str(choice.get("finish_reason") or ""),
+            text=text,
+            prompt_tokens=len(llama.tokenize(prompt.encode("utf-8"), add_bos=False)),
+            completion_tokens=tokens,
+            finish_reason=finish,
             constrained=constrained,
         )
+
+    def _stream(self, llama: Any, kwargs: dict[str, Any], max_tokens: int) -> tuple[str, int, str]:
+        """Generate token by token, showing a live progress bar with tokens/s on a terminal."""
+        from tqdm import tqdm
+
+        parts: list[str] = []
+        finish, count = "", 0
+        bar = tqdm(total=max_tokens, desc=f"LLM {self._model} (live)", unit="tok",
+                   disable=None if self.progress else True, leave=False)
+        try:
+            for chunk in llama.create_chat_completion(**kwargs, stream=True):
+                choice = chunk["choices"][0]
+                piece = (choice.get("delta") or {}).get("content")
+                if piece:
+                    parts.append(piece)
+                    count += 1
+                    bar.update(1)
+                finish = str(choice.get("finish_reason") or finish)
+        finally:
+            bar.close()
+        return "".join(parts), count, finish
 
     def close(self) -> None:
         """Free the model's memory."""
