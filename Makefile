@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install llm demo test test-slow test-llm lint typecheck bench clean
+.PHONY: install llm demo test test-slow test-llm lint typecheck layers bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ lint: $(STAMP)
 # package-dir symlink tree in build/typecheck/ and maps reported paths back onto the real files.
 typecheck: $(STAMP)
 	$(BIN)/python .ci/typecheck.py
+
+# The layering contract of DESIGN.md over the real import graph (lazy imports included);
+# also part of `make test`.
+layers: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layering.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/env_step.py
