@@ -26,6 +26,7 @@ from simjudge.configs import (
     TasksListConfig,
 )
 from simjudge.tasks.configs import DemoConfig, ExecuteConfig
+from simjudge.tasks.goal_report import GoalConfig, goal_command
 from simjudge.tasks.judge_bench import JudgeBenchConfig
 from simjudge.tasks.robogen.command import ImportRobogenConfig, run_import
 
@@ -224,6 +225,7 @@ COMMANDS: dict[tuple[str, ...], Command] = {
     ("assets", "show"): Command(AssetsShowConfig, _assets_show),
     ("assets", "generate"): Command(AssetsGenerateConfig, _assets_generate),
     ("tasks", "list"): Command(TasksListConfig, _tasks_list),
+    ("goal",): Command(GoalConfig, goal_command),
     ("render",): Command(RenderConfig, _render),
     ("demo",): Command(DemoConfig, _demo),
     ("execute",): Command(ExecuteConfig, _execute),

@@ -133,8 +133,9 @@ def _print(report: dict[str, Any]) -> None:
     print(f"{report['task']} on {report['object']} ({category}) — {header}:")
     if report["describe"]:
         print("  " + report["describe"].replace("\n", "\n  "))
-    print("\nwhy:")
-    print("\n".join(f"  - {r}" for r in report["reasons"]) or "  (nothing matched)")
+    if report["reasons"]:
+        print("\nwhy:")
+        print("\n".join(f"  - {r}" for r in report["reasons"]))
     if report["ambiguities"]:
         print("\nambiguous (no goal is guessed):")
         print("\n".join(f"  - {a}" for a in report["ambiguities"]))
