@@ -15,10 +15,11 @@ RoboGen-style text (:meth:`ArticulationTree.to_text`), the form shown to LLMs.
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["JointType", "LinkSpec", "JointSpec", "ArticulationTree", "SEMANTIC_KIND"]
+__all__ = ["JointType", "LinkSpec", "JointSpec", "ArticulationTree", "SEMANTIC_KIND", "urdf_joint_link"]
 
 JointType = Literal["revolute", "prismatic", "continuous", "fixed"]
 
@@ -170,3 +171,16 @@ class ArticulationTree:
         lines += [f"{link.name} {link.kind} {link.semantic}" for link in self.links]
         lines.append("```")
         return "\n".join(lines) + "\n"
+
+
+def urdf_joint_link(joint: ET.Element, tag: str) -> str:
+    """The link named by a URDF ``<joint>``'s ``parent`` or ``child`` tag.
+
+    Raises:
+        ValueError: The tag or its ``link`` attribute is missing (the message names the joint).
+    """
+    element = joint.find(tag)
+    link = element.get("link") if element is not None else None
+    if link is None:
+        raise ValueError(f"URDF joint {joint.get('name')!r} has no <{tag} link=...> tag")
+    return link

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .articulation import ArticulationTree
+from .articulation import ArticulationTree, urdf_joint_link
 from .backends import BASE_LINK, Backend, BodyQuery, body_reading_size
 from .catalogue import AssetEntry, default_catalogue
 from .errors import SimjudgeError
@@ -376,8 +376,8 @@ def _gravity_loads(urdf_path: str) -> dict[str, tuple[float, bool]]:
     children: dict[str, list[ET.Element]] = {}
     child_links = set()
     for joint in root.findall("joint"):
-        children.setdefault(_joint_link(joint, "parent"), []).append(joint)
-        child_links.add(_joint_link(joint, "child"))
+        children.setdefault(urdf_joint_link(joint, "parent"), []).append(joint)
+        child_links.add(urdf_joint_link(joint, "child"))
     roots = [name for name in inertia if name not in child_links]
     # forward kinematics at zero joint values: link frames, joint axes, movable ancestry
     frames: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -396,7 +396,7 @@ def _gravity_loads(urdf_path: str) -> dict[str, tuple[float, bool]]:
             origin = joint.find("origin")
             child_rotation = rotation @ _rpy_matrix(_urdf_vector(origin, "rpy"))
             child_position = position + rotation @ _urdf_vector(origin, "xyz")
-            child = _joint_link(joint, "child")
+            child = urdf_joint_link(joint, "child")
             movable = kind != "fixed"
             if movable:
                 axis_tag = joint.find("axis")
@@ -427,15 +427,6 @@ def _gravity_loads(urdf_path: str) -> dict[str, tuple[float, bool]]:
             lever = lever - float(lever @ axis) * axis
             loads[name] = (total * _GRAVITY * float(np.linalg.norm(lever)) * tilt, True)
     return loads
-
-
-def _joint_link(joint: ET.Element, tag: str) -> str:
-    """The link named by a URDF joint's ``parent`` or ``child`` tag."""
-    element = joint.find(tag)
-    link = element.get("link") if element is not None else None
-    if link is None:
-        raise ValueError(f"URDF joint {joint.get('name')!r} has no <{tag} link=...> tag")
-    return link
 
 
 def _urdf_vector(tag: ET.Element | None, attribute: str) -> np.ndarray:

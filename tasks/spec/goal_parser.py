@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simjudge.envs.articulation import ArticulationTree
+from simjudge.envs.articulation import ArticulationTree, urdf_joint_link
 from simjudge.envs.catalogue import AssetEntry, UnknownAssetError, default_catalogue
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.transforms import rpy_matrix
@@ -141,15 +141,6 @@ def _origin(elem: ET.Element | None) -> np.ndarray:
     return t
 
 
-def _joint_link(joint: ET.Element, tag: str) -> str:
-    """The link named by a URDF joint's ``parent`` or ``child`` tag."""
-    element = joint.find(tag)
-    link = element.get("link") if element is not None else None
-    if link is None:
-        raise ValueError(f"URDF joint {joint.get('name')!r} has no <{tag} link=...> tag")
-    return link
-
-
 @functools.lru_cache(maxsize=256)
 def _link_centres(urdf: str) -> dict[str, tuple[float, float, float]]:
     """Each link's geometric centre in the base frame with every joint at zero, from the URDF.
@@ -162,7 +153,7 @@ def _link_centres(urdf: str) -> dict[str, tuple[float, float, float]]:
         origins = [_origin(e.find("origin"))[:3, 3] for e in link.findall("collision")]
         origins = origins or [_origin(e.find("origin"))[:3, 3] for e in link.findall("visual")]
         local[link.get("name", "")] = np.mean(origins, axis=0) if origins else np.zeros(3)
-    joints = {_joint_link(j, "child"): (_joint_link(j, "parent"), _origin(j.find("origin")))
+    joints = {urdf_joint_link(j, "child"): (urdf_joint_link(j, "parent"), _origin(j.find("origin")))
               for j in root.findall("joint")}
     poses: dict[str, np.ndarray] = {}
 
