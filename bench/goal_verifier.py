@@ -6,12 +6,15 @@ reference solutions (``tasks/library/solutions``) and the verified exemplars
 solutions with their success condition weakened (:mod:`simjudge.judges.bench.weaken`:
 threshold, direction, joint, amount). A case is flagged when the goal check reports an error.
 
-Real (``--real``): the template proposer's candidates for every built-in task are executed
-(MPC on their own reward, ``--seeds`` seeds); a real error is a candidate whose own success
-held but whose task goal did not (``claimed_not_verified``). Slow: minutes per task.
+Real (``--real``): a proposer's candidates (``--proposer template`` or ``local``, the embedded
+LLM; ``--seeds`` per task) for the built-in tasks are executed (MPC on their own reward); a
+real error is a candidate whose own success held but whose task goal did not
+(``claimed_not_verified``), a correct one is ``verified``. Slow: minutes per task.
 
     python bench/goal_verifier.py                  # injected only, seconds
     python bench/goal_verifier.py --real --out runs/goal_verifier_real
+    python bench/goal_verifier.py --real --proposer local --seeds 3 \
+        --tasks OpenDrawer-v0,CloseDrawer-v0,OpenDoor-v0 --out runs/goal_verifier_llm
 """
 
 from __future__ import annotations
@@ -66,19 +69,20 @@ def injected() -> dict:
     return {"counts": dict(counts), **_rates(counts), "rows": rows}
 
 
-def real(out: Path, seeds: int) -> dict:
-    """Flags vs execution verdicts of template candidates on the built-in tasks."""
-    from simjudge.tasks.components import make_execute_fn
+def real(out: Path, seeds: int, proposer_name: str = "template",
+         tasks: list[str] | None = None) -> dict:
+    """Flags vs execution verdicts of real candidates (template or LLM) on built-in tasks."""
+    from simjudge.tasks.components import make_execute_fn, make_proposer
     from simjudge.tasks.dataset import execute_checkpointed
     from simjudge.tasks.spec import library_ids
-    from simjudge.tasks.template_proposer import TemplateProposer
 
     execute = make_execute_fn("mpc", video=False)
+    proposer = make_proposer(proposer_name, out, max_tokens=512)
     rows, counts = [], Counter()
-    for env_id in library_ids():
+    for env_id in tasks or library_ids():
         request = TaskRequest.from_spec(load_task(env_id))
         try:
-            candidates = TemplateProposer().propose(request, n=seeds, seed=0)
+            candidates = proposer.propose(request, n=seeds, seed=0)
         except ValueError as exc:  # rigid-object tasks: the template proposer declines
             rows.append({"task": env_id, "skipped": str(exc)})
             continue
@@ -108,7 +112,9 @@ def main() -> None:
     """Print the injected (and optionally real) precision/recall table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--real", action="store_true", help="also execute template candidates")
-    parser.add_argument("--seeds", type=int, default=1, help="template candidates per task")
+    parser.add_argument("--seeds", type=int, default=1, help="candidates per task")
+    parser.add_argument("--proposer", default="template", help="template, local, openai")
+    parser.add_argument("--tasks", default="", help="comma-separated built-in ids (default all)")
     parser.add_argument("--out", type=Path, default=Path("runs/goal_verifier"))
     args = parser.parse_args()
     result = {"injected": injected()}
@@ -120,7 +126,8 @@ def main() -> None:
     inj = result["injected"]
     print(f"injected: precision {inj['precision']:.3f} recall {inj['recall']:.3f} {inj['counts']}")
     if args.real:
-        result["real"] = real(args.out, args.seeds)
+        tasks = [t for t in args.tasks.split(",") if t] or None
+        result["real"] = real(args.out, args.seeds, args.proposer, tasks)
         r = result["real"]
         print(f"real: precision {r['precision']} recall {r['recall']} {r['counts']}")
     args.out.mkdir(parents=True, exist_ok=True)
