@@ -149,6 +149,12 @@ def _joint_and_scale(
     return None
 
 
+def _limits(context: JudgeContext, joint: tuple[str, str]) -> dict[str, float]:
+    """``{"lower": lo, "upper": hi}`` of a joint from the context's trees ({} if unknown)."""
+    limits = context.joint_limit(*joint)
+    return {} if limits is None else dict(zip(("lower", "upper"), limits, strict=True))
+
+
 def _bounds(
     facts: CodeFacts, node: ast.Compare, context: JudgeContext
 ) -> Iterator[tuple[tuple[str, str], str, float]]:
@@ -160,11 +166,7 @@ def _bounds(
             if found is None or not isinstance(op, ast.Gt | ast.GtE | ast.Lt | ast.LtE):
                 continue
             joint, lower, span = found
-            limits = {}
-            joint_limits = context.joint_limit(*joint)
-            if joint_limits is not None:
-                limits = dict(zip(("lower", "upper"), joint_limits, strict=True))
-            value = _value(facts, other, limits)
+            value = _value(facts, other, _limits(context, joint))
             if value is None or not math.isfinite(value):
                 continue
             greater = isinstance(op, ast.Gt | ast.GtE) != flip
@@ -191,11 +193,7 @@ def _tolerance_bounds(
         if found is None or tol is None:
             continue
         joint, lower, span = found
-        limits = {}
-        joint_limits = context.joint_limit(*joint)
-        if joint_limits is not None:
-            limits = dict(zip(("lower", "upper"), joint_limits, strict=True))
-        centre = _value(facts, b, limits)
+        centre = _value(facts, b, _limits(context, joint))
         if centre is not None:
             yield joint, "low", (centre - tol - lower) / span
             yield joint, "high", (centre + tol - lower) / span

@@ -26,7 +26,7 @@ def _acquire(config: AcquireConfig) -> int:
     from simjudge.tasks.acquire import acquire
     from simjudge.tasks.components import make_execute_fn, make_proposer, open_pool
     from simjudge.tasks.proposer import TaskRequest
-    from simjudge.tasks.verifiers import make_verifier, request_goal
+    from simjudge.tasks.verifiers import make_verifier
 
     out = Path(config.out)
     if sum([bool(config.task), bool(config.tasks_from), config.propose_tasks > 0]) != 1:
@@ -51,7 +51,7 @@ def _acquire(config: AcquireConfig) -> int:
     result = acquire(
         request, proposer,
         make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                        goals={request.name: request.goal or request_goal(request)}),
+                        goals={request.name: request.goal}),
         out, candidates=config.candidates, score=score, verifier_name=config.verifier,
         execute_all=config.execute == "all", pool=pool, top_k=config.top_k, seed=config.seed,
         resume=config.resume, config=record("acquire", config),
@@ -71,7 +71,7 @@ def _acquire_stream(config: AcquireConfig) -> int:
     from simjudge.tasks.acquire_stream import acquire_stream
     from simjudge.tasks.components import make_client_for, make_execute_fn, make_proposer, open_pool
     from simjudge.tasks.task_proposals import load_task_proposals, propose_tasks
-    from simjudge.tasks.verifiers import make_verifier, request_goal
+    from simjudge.tasks.verifiers import make_verifier
 
     out = Path(config.out)
     if config.tasks_from:
@@ -88,7 +88,7 @@ def _acquire_stream(config: AcquireConfig) -> int:
     rows = acquire_stream(
         entries, proposer,
         lambda request: make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                                        goals={request.name: request.goal or request_goal(request)}),
+                                        goals={request.name: request.goal}),
         out, resume=config.resume, config=record("acquire", config),
         candidates=config.candidates, score=score, verifier_name=config.verifier,
         execute_all=config.execute == "all",
@@ -154,7 +154,6 @@ def _dataset(config: DatasetBuildConfig) -> int:
     from simjudge.tasks.components import make_execute_fn, make_proposer
     from simjudge.tasks.dataset import build_dataset
     from simjudge.tasks.proposer import TaskRequest
-    from simjudge.tasks.verifiers import request_goal
 
     out = Path(config.out)
     tasks = [TaskRequest.resolve(t) for t in config.tasks]
@@ -168,7 +167,7 @@ def _dataset(config: DatasetBuildConfig) -> int:
     records = build_dataset(
         tasks, proposer, completer,
         make_execute_fn(config.reward_solver, config.budget_steps, config.seed, video=False,
-                        goals={t.name: t.goal or request_goal(t) for t in tasks}),
+                        goals={t.name: t.goal for t in tasks}),
         out, base=config.base, completions=config.completions, seed=config.seed,
         config=record("dataset build", config),
     )

@@ -130,9 +130,10 @@ def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
     """
     data = solution.model_dump(mode="json", by_alias=True)
     targets = {(t.object, t.joint): t for t in goal.joint_targets}
+    starts = goal.implied_initial_joints()
     notes = []
     for obj in data["scene"]["objects"]:
-        for (name, joint), start in goal.implied_initial_joints().items():
+        for (name, joint), start in starts.items():
             if obj["name"] != name:
                 continue
             current = (obj.get("joint_init") or {}).get(joint)

@@ -43,11 +43,9 @@ def judge_context(request: TaskRequest, solution: Solution | None = None) -> Jud
 
 
 def request_goal(request: TaskRequest) -> Any:
-    """The env goal a request is judged by: its derived task goal, else a built-in's reference."""
-    goal = getattr(request, "goal", None)
-    if goal is not None:
-        return goal.env_goal() if hasattr(goal, "env_goal") else goal
-    return request.builtin.goal if request.builtin is not None else None
+    """The env goal a request is judged by (its task goal: a built-in's reference, else derived)."""
+    goal = request.goal
+    return None if goal is None else goal.env_goal()
 
 
 def rule_score(request: TaskRequest, solution: Solution) -> tuple[float, dict[str, Any]]:
