@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "DEFAULT_POOL",
     "PROPOSERS",
+    "SolutionExecute",
     "make_client_for",
     "make_execute_fn",
     "make_proposer",
@@ -99,23 +101,47 @@ def make_execute_fn(
     :class:`TaskGoal` also repairs the scene's start (:func:`repair_start`: a "close" task
     starts open). Every subtask runs under the live judges
     (:class:`~simjudge.judges.live.LiveSubtaskJudges`: Φ trace and OPD metrics per subtask).
+    The result is a picklable :class:`SolutionExecute`, so executors can send it to worker
+    processes (:mod:`simjudge.tasks.executors`).
     """
-    from simjudge.judges.live import LiveSubtaskJudges
-    from simjudge.skills.executor import execute_solution
+    return SolutionExecute(reward_solver, budget_steps, seed, video,
+                           dict(goals) if goals else None)
 
-    def execute(solution: Solution, run_dir: Path) -> Outcome:
+
+@dataclass(frozen=True)
+class SolutionExecute:
+    """The :data:`~simjudge.tasks.dataset.ExecuteFn` of :func:`make_execute_fn` (picklable).
+
+    Attributes:
+        reward_solver: Learner of reward subtasks.
+        budget_steps: SAC env steps per reward subtask (None: the executor's default).
+        seed: Scene, planner and learner seed.
+        video: Render the execution.
+        goals: Task name -> goal to verify against (else :func:`task_goal_for`).
+    """
+
+    reward_solver: RewardSolver = "sac"
+    budget_steps: int | None = None
+    seed: int = 0
+    video: bool = True
+    goals: dict[str, Any] | None = None
+
+    def __call__(self, solution: Solution, run_dir: Path) -> Outcome:
+        """Execute ``solution`` in ``run_dir`` (resumable) against its task's goal."""
+        from simjudge.judges.live import LiveSubtaskJudges
+        from simjudge.skills.executor import execute_solution
+
+        goals = self.goals
         goal = goals[solution.task] if goals and solution.task in goals else \
             task_goal_for(solution)
         if isinstance(goal, TaskGoal):
             solution = repair_start(solution, goal)
             goal = goal.env_goal()
         return execute_solution(
-            solution, run_dir, seed=seed, budget_steps=budget_steps,
-            reward_solver=reward_solver, video=video, resume=True, goal=goal,
+            solution, run_dir, seed=self.seed, budget_steps=self.budget_steps,
+            reward_solver=self.reward_solver, video=self.video, resume=True, goal=goal,
             observer=LiveSubtaskJudges(goal),
         )
-
-    return execute
 
 
 def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
@@ -124,10 +150,13 @@ def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
     A joint the goal is about starts at :meth:`TaskGoal.implied_initial_joints` (a closing
     task starts open, an opening one closed) when the proposed scene leaves it unset (and
     the default, closed, would already satisfy the goal), sets it to ``random``, or sets it
-    inside the goal's target interval. Each repair is recorded in
+    inside the goal's target interval. A goal with a placement is left alone (the
+    placement does not hold at the start, so the goal does not either). Each repair is recorded in
     ``solution.provenance["scene_repairs"]``; anything the repair cannot fix is caught by
     the executor's start check (verdict ``trivial_start``).
     """
+    if len(goal.joint_targets) < len(goal.targets):
+        return solution  # a placement does not hold at the start, whatever the joints say
     data = solution.model_dump(mode="json", by_alias=True)
     targets = {(t.object, t.joint): t for t in goal.joint_targets}
     starts = goal.implied_initial_joints()

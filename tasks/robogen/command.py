@@ -59,12 +59,13 @@ def run_import(config: ImportRobogenConfig, stream: TextIO | None = None) -> int
     except RobogenImportError as exc:
         print(f"simjudge: error: cannot import {config.task_dir}: {exc}", file=sys.stderr)
         return 2
+    derivation = robogen_goal(solution)
+    solution = _start_where_not_done(solution, derivation, stream)
     out = Path(config.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(solution_yaml(solution, report), encoding="utf-8")
     for line in report.lines():
         print(line, file=stream)
-    derivation = robogen_goal(solution)
     if derivation is not None and derivation.goal is not None:
         print(f"  task goal (from RoboGen's name and description): "
               f"{derivation.goal.describe()}", file=stream)  # fmt: skip
@@ -77,6 +78,24 @@ def run_import(config: ImportRobogenConfig, stream: TextIO | None = None) -> int
     return 0
 
 
+def _start_where_not_done(solution: Any, derivation: Any, stream: TextIO) -> Any:
+    """The solution with the start its task goal implies where RoboGen leaves it to chance.
+
+    RoboGen sets a joint to ``random`` (or leaves it closed) even when the task is to turn or
+    close that joint, so the goal may already hold at reset; such joints start where the
+    goal does not hold (:func:`~simjudge.tasks.components.repair_start`), and each repair is
+    printed and kept in the solution's provenance.
+    """
+    if derivation is None or derivation.goal is None:
+        return solution
+    from simjudge.tasks.components import repair_start
+
+    repaired = repair_start(solution, derivation.goal)
+    for note in repaired.provenance.get("scene_repairs", []) if repaired is not solution else []:
+        print(f"  start repaired: {note}", file=stream)
+    return repaired
+
+
 def load_for_execute(source: str | Path, stream: TextIO | None = None) -> tuple[Any, Any]:
     """A solution for ``simjudge execute`` and its task goal.
 
@@ -87,7 +106,8 @@ def load_for_execute(source: str | Path, stream: TextIO | None = None) -> tuple[
     name (its scene and object names are RoboGen's, not the built-in task's).
 
     Returns:
-        ``(solution, goal)``: ``goal`` is an env goal to pass to ``execute_solution``, None
+        ``(solution, goal)``: the solution (for a RoboGen one, with the start its goal
+        implies where RoboGen left the joint to chance); ``goal`` is an env goal to pass to ``execute_solution``, None
         (no goal could be derived: the outcome is unverifiable), or the string
         ``"reference"`` for any other solution (keep the executor's default, a built-in
         task's goal).
@@ -107,6 +127,7 @@ def load_for_execute(source: str | Path, stream: TextIO | None = None) -> tuple[
     derivation = robogen_goal(solution)
     if derivation is None:
         return solution, "reference"
+    solution = _start_where_not_done(solution, derivation, stream)
     if derivation.goal is None:
         print(f"task goal: none derived from {solution.task!r} "
               f"({'; '.join(derivation.ambiguities)})", file=stream)  # fmt: skip

@@ -50,7 +50,7 @@ from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.transforms import rpy_matrix
 
 from . import goal_words as W
-from .goal import JointTarget, PlaceTarget, TaskGoal, amount_interval
+from .goal import JointTarget, PlaceTarget, Target, TaskGoal, amount_interval
 
 if TYPE_CHECKING:
     from simjudge.envs.scene import SceneConfig
@@ -370,6 +370,8 @@ class _Context:
     scene_init: dict[str, float]
     reasons: list[str]
     ambiguities: list[str]
+    round_trips: list[str] = field(default_factory=list)
+    """Joints a task moves one way and then back (``open ..., then close ...``)."""
 
 
 def _candidates(ctx: _Context, mention: _Mention) -> list[Part]:
@@ -561,8 +563,13 @@ def _joint_targets(ctx: _Context, clauses: list[_Clause]) -> list[JointTarget]:
         mentions: list[_Mention] | list[None] = clause.targets or ([None] if clause.action else [])
         for mention in mentions:
             for part in _resolve(ctx, clause, mention):
-                if all(t.joint != part.joint for t in targets):
-                    targets.append(_target(ctx, part, clause, mention.start if mention else None))
+                # steps in sequence ("open the drawer, ..., then close it"): the last one
+                # on a joint is where it must end
+                target = _target(ctx, part, clause, mention.start if mention else None)
+                if any(t.joint == part.joint and t.direction != target.direction
+                       for t in targets):
+                    ctx.round_trips.append(f"{part.joint} ({part.semantic} {part.link})")
+                targets = [t for t in targets if t.joint != part.joint] + [target]
     return targets
 
 
@@ -577,6 +584,9 @@ def _inherit(clauses: list[_Clause], fallback: list[_Clause]) -> None:
     backup = next((c for c in fallback if c.action), None)
     named = next((c.amount for c in fallback if c.amount), None)
     for clause in clauses:
+        if (clause.action is None and not clause.mentions
+                and W.PLACE_VERBS & set(W.words(clause.text))):
+            continue  # "places an object inside": a placement step, no joint to move
         source = previous if previous is not None and previous.action else backup
         if clause.action is None and source is not None:
             clause.action, clause.direction, clause.cue = source.action, source.direction, source.cue
@@ -604,8 +614,11 @@ def _placement(text: str, scene: SceneConfig | None, reasons: list[str]) -> Plac
         return None
     names = _object_words(scene)
     joined = " ".join(tokens)
-    found = sorted((m.start(), names[w]) for w in names
-                   for m in re.finditer(rf"\b{re.escape(w)}\b", joined))
+    spans = [(m.start(), m.end(), names[w]) for w in names
+             for m in re.finditer(rf"\b{re.escape(w)}\b", joined)]
+    found = sorted((start, name) for start, end, name in spans  # longest name wins:
+                   if not any(s <= start and end <= e and (s, e) != (start, end)
+                              for s, e, _ in spans))  # "trash can" is not "trash"
     relation = next(((m.start(), W.PLACE_RELATIONS[m.group(1)]) for m in
                      re.finditer(r"\b(into|inside|within|onto|atop|upon|in|on)\b", joined)
                      if any(pos > m.start() for pos, _ in found)), None)
@@ -686,7 +699,9 @@ def derive_goal(
     text = f"{name}. {description}"
     place = _placement(description, scene, reasons) or _placement(name, scene, reasons)
     if place is not None:
-        return GoalDerivation(TaskGoal(task=name, targets=(place,), source="parser",
+        targets: list[Target] = [place, *_joint_steps(name, description, asset_or_tree,
+                                                      object_name, scene, reasons)]
+        return GoalDerivation(TaskGoal(task=name, targets=tuple(targets), source="parser",
                                        explanation="; ".join(reasons)), reasons, [])
     if tree is None or not tree.movable_joints:
         what = "no articulated object" if tree is None else f"{tree.asset_id} has no movable joint"
@@ -703,6 +718,11 @@ def derive_goal(
     if conflict:
         ctx.ambiguities.append(conflict)
     targets = _joint_targets(ctx, primary)
+    if ctx.round_trips:
+        ctx.ambiguities.append(
+            f"the task moves {', '.join(ctx.round_trips)} and then back, so its end state is "
+            "its start state and the joint alone cannot tell whether the task was done; say "
+            "what must hold at the end (e.g. 'put the cube in the drawer')")
     if not targets and not ctx.ambiguities:
         ctx.ambiguities.append(f"no action or part found in '{text.strip()}'")
     if ctx.ambiguities:
@@ -710,6 +730,31 @@ def derive_goal(
     goal = TaskGoal(task=name, targets=tuple(targets), source="parser",
                     explanation="; ".join(reasons))
     return GoalDerivation(goal, reasons, [])
+
+
+def _joint_steps(name: str, description: str, asset_or_tree: Any, object_name: str | None,
+                 scene: SceneConfig | None, reasons: list[str]) -> list[JointTarget]:
+    """The joint targets of a placement task's other steps (``..., and close the door``).
+
+    Only the description's clauses that are not the placement itself are read; a step that
+    is ambiguous or names no part is left out, and the reasons say so.
+    """
+    tree, _ = _entry_for(asset_or_tree)
+    if tree is None or not tree.movable_joints or not description.strip():
+        return []
+    _, desc_text = _texts(name, description, tree.category)
+    steps = [c for c in _clauses(desc_text)
+             if c.action in ("open", "close") and c.mentions
+             and not W.PLACE_VERBS & set(W.words(c.text))]
+    if not steps:
+        return []
+    ctx = _Context(object_name or tree.category, tree, object_parts(asset_or_tree),
+                   _scene_init(scene, object_name or tree.category), reasons, [])
+    targets = _joint_targets(ctx, steps)
+    if ctx.ambiguities:
+        reasons.append("not checked (ambiguous): " + "; ".join(ctx.ambiguities))
+        return []
+    return targets
 
 
 def goal_for_spec(spec: TaskSpec) -> GoalDerivation:

@@ -92,8 +92,8 @@ PART_WORDS: dict[str, tuple[str, ...]] = {
     "levers": ("handle", "button"),
     "faucet": ("handle",), "faucets": ("handle",), "tap": ("handle",), "taps": ("handle",),
     "spout": ("handle",),
-    "button": ("button",), "buttons": ("button",), "switch": ("button",),
-    "switches": ("button",), "key": ("button",),
+    "button": ("button",), "buttons": ("button",), "switch": ("button", "handle"),
+    "switches": ("button", "handle"), "key": ("button",),
     "pump": ("pump",), "pumps": ("pump",), "plunger": ("pump",), "nozzle": ("pump",),
     "seat": ("seat",), "seats": ("seat",),
     "window": ("window",), "windows": ("window",), "sash": ("window",), "pane": ("window",),
@@ -101,6 +101,19 @@ PART_WORDS: dict[str, tuple[str, ...]] = {
 }
 """Word -> link semantics it names, in order of preference (a laptop's ``lid`` is its
 ``screen``; a faucet or tap is turned by its ``handle``)."""
+
+def _third_person(verb: str) -> str:
+    """``turn`` -> ``turns``, ``push`` -> ``pushes``."""
+    return verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+
+
+ACTION_VERBS.update({
+    _third_person(verb): meaning for verb, meaning in list(ACTION_VERBS.items())
+    if not verb.endswith("ing") and (verb.endswith("ss") or not verb.endswith("s"))
+    and _third_person(verb) not in PART_WORDS
+})  # fmt: skip
+# Third-person forms ("the arm turns off the faucet") of every base verb, except those that
+# are also plural part words ("switches", "pumps").
 
 PLURALS = frozenset(w for w in PART_WORDS if w.endswith("s") and w[:-1] in PART_WORDS)
 """Plural part words (``doors``, ``knobs``): all the matching parts."""
@@ -143,6 +156,9 @@ KIND_WORDS: dict[str, str] = {"hinged": "hinge", "swinging": "hinge", "sliding":
 PLACE_VERBS = frozenset({"put", "place", "stack", "drop", "insert", "set", "move", "pick",
                          "transfer", "store", "load"})
 """Verbs of a placement task (with two scene objects and a relation word)."""
+
+PLACE_VERBS = PLACE_VERBS | {_third_person(verb) for verb in PLACE_VERBS}
+"""... and their third-person forms (``the arm places the bowl in the microwave``)."""
 
 PLACE_RELATIONS: dict[str, str] = {"into": "in", "in": "in", "inside": "in", "within": "in",
                                    "onto": "on", "on": "on", "atop": "on", "upon": "on"}

@@ -401,3 +401,16 @@ def test_unsupported_category_is_refused_with_the_reason(tmp_path):
         path.write_text(path.read_text().replace('"StorageFurniture"', '"Pliers"'))
     with pytest.raises(RobogenImportError, match="Pliers has no catalogue category and no stand-in"):
         import_robogen(folder)
+
+
+def test_a_start_left_to_chance_is_set_where_the_goal_does_not_hold(tmp_path, capsys):
+    from simjudge.tasks.robogen.command import ImportRobogenConfig, load_for_execute, run_import
+
+    # the fixture sets the power button's joint to `random`: pressed already at reset, maybe
+    solution, goal = load_for_execute(DISHWASHER)
+    assert solution.scene.object("Dishwasher").joint_init == {"joint_4": 0.0}
+    (note,) = solution.provenance["scene_repairs"]
+    assert "proposed: random" in note and "start repaired" in capsys.readouterr().out
+    out = tmp_path / "dish.yaml"
+    assert run_import(ImportRobogenConfig(task_dir=str(DISHWASHER), out=str(out))) == 0
+    assert Solution.from_yaml(out).scene.object("Dishwasher").joint_init == {"joint_4": 0.0}
