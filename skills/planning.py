@@ -85,6 +85,8 @@ class PlannerConfig:
         orientation_tolerance: IK goal orientation error allowed (rad).
         escape_distance: Largest straight retreat (m) tried when the start is in
             collision (e.g. right after a grasp).
+        limit_recovery: Largest excess over an arm joint limit (rad) that a start is moved
+            back from (a hard push can drive a joint past its limit); more is an error.
         seed: Seeds OMPL's sampler and the IK restarts.
     """
 
@@ -103,6 +105,7 @@ class PlannerConfig:
     position_tolerance: float = 0.005
     orientation_tolerance: float = 0.05
     escape_distance: float = 0.08
+    limit_recovery: float = 0.15
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -326,10 +329,17 @@ class MotionPlanner:
         if hit is None:
             return np.zeros((0, 7)), q, ""
         if hit.kind == "limits":
+            inside = np.clip(q, self.robot.lower + 1e-3, self.robot.upper - 1e-3)
+            if np.max(np.abs(inside - q)) <= self.config.limit_recovery and \
+                    checker.first_collision(inside) is None:
+                # a hard push can drive a joint past its limit: first move back inside
+                return (interpolate_path(np.stack([q, inside]), self.config.max_joint_step),
+                        inside, "")
             return (
                 np.zeros((0, 7)),
                 q,
-                f"start configuration is outside the joint limits: {q.round(3)}",
+                f"start configuration is outside the joint limits: {q.round(3)} (more than "
+                f"{self.config.limit_recovery} rad out, or in collision once back inside)",
             )
         escape = self._escape(checker, q)
         if escape is None:

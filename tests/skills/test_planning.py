@@ -165,6 +165,23 @@ def test_start_in_collision_is_left_by_a_retreat(drawer_env):
     np.testing.assert_allclose(result.path[0], q_start)
 
 
+def test_start_pushed_past_a_joint_limit_first_moves_back_inside(drawer_env):
+    env = drawer_env
+    env.reset()
+    robot = env.scene.robot
+    pos, orn = (v.copy() for v in robot.ee_pose())
+    q_start = robot.arm_qpos().copy()
+    q_start[5] = robot.upper[5] + 0.08  # as a hard push on a handle leaves the wrist
+    result = MotionPlanner(env.scene, PlannerConfig(seed=1)).plan_to_pose(pos, orn, start=q_start)
+    assert result.success, result.reason
+    np.testing.assert_allclose(result.path[0], q_start)
+    excess = np.maximum(result.path - robot.upper, 0.0).max(axis=1)
+    assert (np.diff(excess) <= 1e-9).all() and excess[-1] == 0.0  # back inside, then stays
+    q_start[5] = robot.upper[5] + 0.5
+    far = MotionPlanner(env.scene, PlannerConfig(seed=1)).plan_to_pose(pos, orn, start=q_start)
+    assert not far.success and "outside the joint limits" in far.reason
+
+
 def test_config_is_checked():
     with pytest.raises(ValueError, match="bitstar"):
         PlannerConfig(planner="prm")
