@@ -330,16 +330,20 @@ class MotionPlanner:
             return np.zeros((0, 7)), q, ""
         if hit.kind == "limits":
             inside = np.clip(q, self.robot.lower + 1e-3, self.robot.upper - 1e-3)
-            if np.max(np.abs(inside - q)) <= self.config.limit_recovery and \
-                    checker.first_collision(inside) is None:
+            if np.max(np.abs(inside - q)) <= self.config.limit_recovery:
                 # a hard push can drive a joint past its limit: first move back inside
-                return (interpolate_path(np.stack([q, inside]), self.config.max_joint_step),
-                        inside, "")
+                # (then, if still touching what it pushed, retreat as from any contact)
+                back = interpolate_path(np.stack([q, inside]), self.config.max_joint_step)
+                if checker.first_collision(inside) is None:
+                    return back, inside, ""
+                escape = self._escape(checker, inside)
+                if escape is not None:
+                    return np.concatenate([back, escape[1:]]), escape[-1], ""
             return (
                 np.zeros((0, 7)),
                 q,
                 f"start configuration is outside the joint limits: {q.round(3)} (more than "
-                f"{self.config.limit_recovery} rad out, or in collision once back inside)",
+                f"{self.config.limit_recovery} rad out, or no retreat frees it once back inside)",
             )
         escape = self._escape(checker, q)
         if escape is None:
