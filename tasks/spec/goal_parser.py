@@ -699,9 +699,9 @@ def derive_goal(
     text = f"{name}. {description}"
     place = _placement(description, scene, reasons) or _placement(name, scene, reasons)
     if place is not None:
-        targets: list[Target] = [place, *_joint_steps(name, description, asset_or_tree,
-                                                      object_name, scene, reasons)]
-        return GoalDerivation(TaskGoal(task=name, targets=tuple(targets), source="parser",
+        both: list[Target] = [place, *_joint_steps(name, description, asset_or_tree,
+                                                   object_name, scene, reasons)]
+        return GoalDerivation(TaskGoal(task=name, targets=tuple(both), source="parser",
                                        explanation="; ".join(reasons)), reasons, [])
     if tree is None or not tree.movable_joints:
         what = "no articulated object" if tree is None else f"{tree.asset_id} has no movable joint"
