@@ -15,6 +15,12 @@ The executor builds one :class:`~simjudge.envs.SimEnv` from the solution's scene
   subtask's success holds: a stand-in for testing the executor's plumbing, never a
   result about learning.
 
+Generated code: reward code for the oracle and MPC solvers runs in the sandbox's
+subprocess mode (:data:`REWARD_CODE_MODE`; the live view is snapshotted per call), so no
+reward can take the executor's process down; primitive blocks run in-process, bounded by
+the checked guards and limits, because their primitives drive the live env (SAC trains in
+:class:`~simjudge.skills.subtask_env.SubtaskEnv`, which compiles in-process).
+
 A subtask's failure (compile error, runtime error, NaN reward, failed plan, SAC
 below threshold) is a verdict, not an exception. The run directory layout
 (:class:`~simjudge.skills.library.RunDir`) allows resuming: finished subtasks are skipped.
@@ -51,8 +57,12 @@ from .observers import JointTracker, SubtaskObserver
 from .run_files import load_subtask, prepare_run, save_subtask, subtask_dir, write_results
 from .subtask_env import SubtaskEnv, SubtaskSpec, rollout_policy
 
+REWARD_CODE_MODE: Literal["inprocess", "subprocess"] = "subprocess"
+"""Sandbox mode of reward code run by the executor (the one that cannot take it down)."""
+
 __all__ = [
     "REFERENCE_GOAL",
+    "REWARD_CODE_MODE",
     "REWARD_SOLVERS",
     "default_primitives",
     "execute_solution",
@@ -180,7 +190,7 @@ class _Runner:
         )
 
     def reward(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, where: Path):
-        compiled = compile_reward(subtask.code, STATE_API)
+        compiled = compile_reward(subtask.code, STATE_API, mode=REWARD_CODE_MODE)
         if self.reward_solver == "oracle":
             return self._oracle(subtask, start, verdict, compiled)
         if self.reward_solver == "mpc":

@@ -1,13 +1,17 @@
 """Compile LLM-written reward, success and primitive code into bounded callables.
 
-Generated code is never imported or exec'd raw. It is parsed with :mod:`ast` and
-checked against an allowlist (:func:`check_source` reports every violation with
-its line), rewritten so that operators, indexing and method calls go through size
-guards, compiled, and run over an opaque ``self`` that only the state API functions
-can resolve to the caller's read-only view. Each call runs under a per-thread
-``sys.settrace`` budget (wall time, opcode steps, call depth, memory growth); the
-optional subprocess mode adds an address-space rlimit and a hard kill. Every failure
-is a :class:`GeneratedCodeError` subclass whose message says what to fix.
+Generated code is never imported or exec'd raw. It is checked against a size budget
+(linear time, :mod:`~.budget`), parsed with :mod:`ast` and checked against an allowlist
+(:func:`check_source` reports every violation with its line, and the static call fan-out
+is bounded), rewritten so that operators, indexing, stores and method calls go through
+size and work guards, compiled once, and run over an opaque ``self`` that only the state
+API functions can resolve to the caller's read-only view. Code with loops (or a large
+call fan-out) runs under a per-thread ``sys.settrace`` budget (wall time, opcode steps,
+generated-function calls, call depth, memory growth); loop-free code is bounded by its
+length and checked against the deadline. The subprocess mode adds a fresh process with
+``RLIMIT_AS``/``RLIMIT_CPU``, no network, its own check and a hard kill, and accepts live
+views (state API values snapshotted per call). Every failure is a
+:class:`GeneratedCodeError` subclass whose message says what to fix.
 
 Example:
     >>> import numpy as np

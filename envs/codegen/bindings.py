@@ -17,15 +17,29 @@ from typing import Any
 import numpy as np
 
 from .errors import (
+    CodeResourceError,
     CodeRuntimeError,
+    DisallowedCodeError,
     GeneratedCodeError,
     InvalidOutputError,
     MissingOutputError,
     NonFiniteRewardError,
 )
+from .guards import count_elements
 from .runtime import RunState, current_run
 
-__all__ = ["api_wrapper", "detach", "primitive_wrapper", "swap_token", "to_bool", "to_float"]
+__all__ = [
+    "MAX_API_ELEMENTS",
+    "MAX_API_TEXT",
+    "RemoteView",
+    "api_wrapper",
+    "check_api_args",
+    "detach",
+    "primitive_wrapper",
+    "swap_token",
+    "to_bool",
+    "to_float",
+]
 
 
 def detach(value: Any, depth: int = 0) -> Any:
@@ -60,21 +74,117 @@ def swap_token(
     return tuple(swapped), kwargs
 
 
-def api_wrapper(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a state API function: swap ``self``, detach results, type its errors."""
+MAX_API_TEXT = 256
+"""Longest string argument of a state API call (object, link and joint names)."""
+MAX_API_ELEMENTS = 10_000
+"""Most elements in the list/array arguments of one state API call."""
+
+
+class RemoteView:
+    """Stand-in for a live view in a subprocess worker: answers state API calls.
+
+    ``table`` maps ``(name, args)`` of the calls the code makes with constant arguments
+    to their results (prefetched by the parent on the live view); any other call is
+    asked of the parent over ``ask`` (``ask(name, args, kwargs) -> result``).
+    """
+
+    __slots__ = ("ask", "table")
+
+    def __init__(self, table: dict[Any, Any], ask: Callable[[str, tuple[Any, ...],
+                                                               dict[str, Any]], Any]) -> None:
+        self.table = table
+        self.ask = ask
+
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The result of ``name(view, *args, **kwargs)`` on the parent's live view."""
+        if not kwargs:
+            try:
+                found = self.table.get((name, args))
+            except TypeError:  # unhashable arguments (lists, arrays)
+                found = None
+            if found is not None:
+                status, value = found
+                if status == "ok":
+                    return value
+                raise CodeRuntimeError(f"{name}() failed: {value}")
+        return self.ask(name, args, kwargs)
+
+
+def check_api_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Bound the arguments of a state API call (names and small point lists only)."""
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind is float or kind is int or kind is bool or value is None:
+            continue
+        if kind is str and len(value) <= MAX_API_TEXT:
+            continue
+        if isinstance(value, str) and len(value) > MAX_API_TEXT:
+            raise DisallowedCodeError(
+                f"{name}() got a string argument of {len(value)} characters; names are at "
+                f"most {MAX_API_TEXT}"
+            )
+        if isinstance(value, list | tuple | dict | np.ndarray):
+            size = value.size if isinstance(value, np.ndarray) else count_elements(value)
+            if size > MAX_API_ELEMENTS:
+                raise CodeResourceError(
+                    f"{name}() got an argument of {size} elements; the limit is "
+                    f"{MAX_API_ELEMENTS}"
+                )
+
+
+_STATIC_CACHE_SIZE = 64
+
+
+def api_wrapper(name: str, fn: Callable[..., Any], *, static: bool = False) -> Callable[..., Any]:
+    """Wrap a state API function: swap ``self``, bound arguments, detach results, type errors.
+
+    With ``static=True`` (functions of the scene's structure, e.g. joint limits), results
+    of calls with hashable arguments are kept per view object: the same view always
+    answers the same (a view never changes its scene; a rebuilt scene has a new view).
+    """
+    cache: list[Any] = [None, {}]  # [view, {args: result}]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        args, kwargs = swap_token(current_run(), args, kwargs)
+        run = current_run()
+        view = run.view
+        if args and args[0] is run.token and not kwargs:
+            args = (view, *args[1:])
+        else:
+            args, kwargs = swap_token(run, args, kwargs)
+        check_api_args(name, args[1:], kwargs)
+        if type(view) is RemoteView and args and args[0] is view:
+            return view.call(name, args[1:], kwargs)
+        if static and not kwargs:
+            if cache[0] is not view:
+                cache[:] = [view, {}]
+            try:
+                return cache[1][args[1:]]
+            except (KeyError, TypeError):
+                pass
         try:
             result = fn(*args, **kwargs)
         except (GeneratedCodeError, MemoryError):
             raise
         except Exception as exc:
             raise CodeRuntimeError(f"{name}() failed: {type(exc).__name__}: {exc}") from exc
+        run.check()
+        if static and not kwargs and _immutable(result) and len(cache[1]) < _STATIC_CACHE_SIZE:
+            try:
+                cache[1][args[1:]] = result
+            except TypeError:
+                pass
         return detach(result)
 
     call.__name__ = call.__qualname__ = name
+    call.__simjudge_api__ = True  # type: ignore[attr-defined]
     return call
+
+
+def _immutable(value: Any) -> bool:
+    kind = type(value)
+    if kind is float or kind is int or kind is bool or kind is str or value is None:
+        return True
+    return kind is tuple and all(_immutable(v) for v in value)
 
 
 def primitive_wrapper(name: str) -> Callable[..., Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import policy
+from .budget import MAX_SOURCE_CHARS, precheck_source, tree_budget
 from .errors import (
     CodeResourceError,
     CodeSyntaxError,
@@ -32,10 +33,19 @@ from .errors import (
 from .rules import NodeRules
 from .syntax import KINDS, Kind
 
-__all__ = ["Analysis", "analyze", "check_source", "issues_to_error"]
+__all__ = [
+    "MAX_CALL_FANOUT",
+    "MAX_SOURCE_CHARS",
+    "Analysis",
+    "analyze",
+    "call_fanout",
+    "check_source",
+    "issues_to_error",
+]
 
 Mode = Literal["function", "block"]
-MAX_SOURCE_CHARS = 100_000
+MAX_CALL_FANOUT = 100_000
+"""Largest static bound on generated-function calls per run (see :func:`call_fanout`)."""
 REWARD_ENTRY_NAMES = ("_compute_reward", "compute_reward")
 # fmt: off
 SUCCESS_ENTRY_NAMES = (
@@ -58,6 +68,10 @@ class Analysis:
         outputs: Names assigned by top-level statements, in order of first assignment.
         api_used: State API names the code calls.
         primitives_used: Primitive names the code calls.
+        fanout: Static upper bound on the calls of generated functions one run makes
+            when no loop repeats them (calls inside loops are counted by the tracer).
+        constant_calls: State API calls whose arguments are all ``self`` or constants,
+            as ``(name, args)`` with ``self`` as None (prefetched for subprocess mode).
     """
 
     tree: ast.Module | None
@@ -68,6 +82,8 @@ class Analysis:
     outputs: tuple[str, ...] = ()
     api_used: frozenset[str] = frozenset()
     primitives_used: frozenset[str] = frozenset()
+    fanout: int = 0
+    constant_calls: tuple[tuple[str, tuple[object, ...]], ...] = ()
 
     @property
     def errors(self) -> list[Issue]:
@@ -133,8 +149,14 @@ def analyze(
     primitive_names: Iterable[str] = policy.PRIMITIVE_NAMES,
     max_alloc_elements: int = 1_000_000,
     max_int_bits: int = 10_000,
+    max_calls: int = MAX_CALL_FANOUT,
 ) -> Analysis:
-    """Run the static check and resolve the entry point; see :func:`check_source`."""
+    """Run the static check and resolve the entry point; see :func:`check_source`.
+
+    Linear in the size of the source: the text and the tree are checked against the
+    budget of :mod:`~simjudge.envs.codegen.budget` before any recursive pass, and any
+    failure of the passes themselves becomes a typed issue (never a raw exception).
+    """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if allow_primitives is None:
@@ -142,6 +164,27 @@ def analyze(
     tree, issue = _parse(source)
     if tree is None:
         return Analysis(tree=None, issues=[issue] if issue else [])
+    try:
+        return _analyze_tree(
+            tree, kind, api_names, allow_primitives, primitive_names, max_alloc_elements,
+            max_int_bits, max_calls,
+        )
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        msg = f"the code cannot be checked ({type(exc).__name__}); simplify it"
+        return Analysis(tree=None, issues=[Issue(None, None, "too-complex", msg,
+                                                 error_type=CodeResourceError)])
+
+
+def _analyze_tree(
+    tree: ast.Module,
+    kind: Kind,
+    api_names: Iterable[str],
+    allow_primitives: bool,
+    primitive_names: Iterable[str],
+    max_alloc_elements: int,
+    max_int_bits: int,
+    max_calls: int,
+) -> Analysis:
     rules = NodeRules(
         tree,
         api_names=frozenset(api_names),
@@ -160,20 +203,73 @@ def analyze(
         primitives_used=frozenset(rules.primitives_used),
     )
     _resolve_shape(analysis, kind, rules.called_functions)
+    analysis.constant_calls = tuple(rules.constant_calls)
+    if not analysis.errors:
+        analysis.fanout = call_fanout(rules.sites, analysis.entry)
+        if analysis.fanout > max_calls:
+            analysis.issues.append(
+                Issue(None, None, "too-many-calls",
+                      f"the functions call each other so that one run can make up to "
+                      f"{analysis.fanout:.3g} calls; the limit is {max_calls}: call helpers "
+                      "once and reuse their results", error_type=CodeResourceError)
+            )
     if not analysis.errors:
         _compile_check(tree, analysis)
     analysis.issues.sort(key=lambda i: (i.line is None, i.line or 0, i.col or 0))
     return analysis
 
 
+def call_fanout(sites: dict[str, dict[str, int]], entry: str | None) -> int:
+    """Upper bound on generated-function calls in one run, from the static call graph.
+
+    ``sites[f][g]`` is the number of call sites of ``g`` in ``f`` (``"<module>"`` for
+    top-level statements). The graph is acyclic (recursion is rejected), so ``calls(f) =
+    1 + sum(sites[f][g] * calls(g))`` is finite; it is computed bottom-up without
+    recursion and capped at 10**18. A call site inside a loop counts once: loops are
+    traced, and the tracer counts every call against ``ExecutionLimits.max_calls``.
+    """
+    cap = 10**18
+    memo: dict[str, int] = {}
+    for root in sites:
+        stack = [(root, False)]
+        while stack:
+            name, expanded = stack.pop()
+            if name in memo:
+                continue
+            callees = sites.get(name, {})
+            if not expanded:
+                stack.append((name, True))
+                stack.extend((g, False) for g in callees if g not in memo and g in sites)
+                continue
+            total = 1
+            for g, n in callees.items():
+                total = min(cap, total + n * memo.get(g, 1))
+            memo[name] = total
+    run = memo.get("<module>", 1) - 1
+    if entry is not None:
+        run += memo.get(entry, 1)
+    return min(run, cap)
+
+
 def _parse(source: str) -> tuple[ast.Module | None, Issue | None]:
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
-    if len(source) > MAX_SOURCE_CHARS:
-        msg = f"the code is {len(source)} characters long; the limit is {MAX_SOURCE_CHARS}"
-        return None, Issue(None, None, "too-long", msg, error_type=CodeSyntaxError)
+    over = precheck_source(source)
+    if over is not None:
+        return None, over
     try:
-        return ast.parse(source, filename="<generated>"), None
+        tree = ast.parse(source, filename="<generated>")
+    except SyntaxError as exc:
+        msg = f"invalid syntax: {exc.msg}; fix the code so that it parses as Python 3"
+        return None, Issue(exc.lineno, exc.offset, "syntax", msg, error_type=CodeSyntaxError)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        msg = f"the code cannot be parsed ({type(exc).__name__}); reduce nesting depth"
+        return None, Issue(None, None, "syntax", msg, error_type=CodeSyntaxError)
+    over = tree_budget(tree)
+    if over is not None:
+        return None, over
+    try:
+        return tree, None
     except SyntaxError as exc:
         msg = f"invalid syntax: {exc.msg}; fix the code so that it parses as Python 3"
         return None, Issue(exc.lineno, exc.offset, "syntax", msg, error_type=CodeSyntaxError)

@@ -1,12 +1,19 @@
 """Compile generated reward, success and primitive code into guarded callables.
 
-Pipeline: :func:`~simjudge.envs.codegen.checker.analyze` (static allowlist check,
-every issue reported) -> :func:`~simjudge.envs.codegen.transform.compile_guarded`
-(operators, indexing and methods routed through size guards) -> a ``Compiled*``
-object. Each call builds a fresh namespace (guarded builtins, ``np``, ``math``, the
-state API wrappers and ``self``, an opaque token standing for the caller's view),
-runs the code under the tracer of :mod:`~simjudge.envs.codegen.runtime` and converts
-the output (reward to a finite float, success to a bool).
+Pipeline: :func:`~simjudge.envs.codegen.checker.analyze` (size budget, static
+allowlist check, every issue reported, call fan-out bound) ->
+:func:`~simjudge.envs.codegen.transform.compile_guarded` (operators, indexing, stores and
+methods routed through size guards) -> a ``Compiled*`` object.
+
+Compiled once: when the module's top level only defines functions and immutable
+constants (the usual reward), it is executed once at compile time and each call is a
+plain call of the entry function, with a reused :class:`~.runtime.RunState`; the tracer
+is installed only for code with loops or a large call fan-out (see
+:mod:`~simjudge.envs.codegen.runtime`). Otherwise (blocks, mutable module state) the
+module runs afresh on every call, so no state survives between calls. The namespace
+holds guarded builtins, ``np``, ``math``, the state API wrappers and ``self``, an
+opaque token standing for the caller's view; outputs are converted (reward to a finite
+float, success to a bool).
 
 The state API functions are called as ``f(view, *args)``: the token is swapped for
 the view the caller passed, and returned arrays are copied, so generated code can
@@ -17,7 +24,6 @@ return plain data (numbers, arrays, tuples, lists, dicts, strings).
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable, Iterable, Mapping
 from types import CodeType
 from typing import Any, Literal, Self
@@ -26,12 +32,14 @@ from . import policy
 from .bindings import api_wrapper, primitive_wrapper, to_bool, to_float
 from .checker import Analysis, analyze
 from .errors import (
+    GeneratedCodeError,
     InvalidOutputError,
     Issue,
     MissingOutputError,
 )
 from .namespace import SAFE_BUILTINS, SAFE_MATH, SAFE_NUMPY, guard_helpers
-from .runtime import ExecutionLimits, RunState, StateToken, execute
+from .policy import SAFE_BUILTIN_NAMES
+from .runtime import UNTRACED_CALL_FANOUT, ExecutionLimits, RunState, StateToken, execute
 from .sandbox import SandboxWorker
 from .syntax import Kind
 from .transform import compile_guarded, looping_code_objects
@@ -93,6 +101,7 @@ class CompiledCode:
             primitive_names=primitive_names,
             max_alloc_elements=limits.max_alloc_elements,
             max_int_bits=limits.max_int_bits,
+            max_calls=limits.max_calls,
         )
         analysis.raise_first()
         assert analysis.tree is not None, "raise_first raised if the code did not parse"
@@ -102,10 +111,20 @@ class CompiledCode:
         self.api_used = analysis.api_used
         self.primitives_used = analysis.primitives_used
         self.last_output = ""
-        self._code: CodeType = compile_guarded(copy.deepcopy(analysis.tree))
+        tree = ast.parse(source, filename="<generated>")
+        self._block_function = self.kind == "success" and self.entry is None and _wrappable_block(
+            tree, set(SAFE_BUILTIN_NAMES) | set(self._api) | {"np", "math", "self"}
+        )
+        if self._block_function:
+            tree = _block_as_function(tree)
+        self._code: CodeType = compile_guarded(tree)
         self._looping = looping_code_objects(self._code)
+        self.traced = bool(self._looping) or analysis.fanout > UNTRACED_CALL_FANOUT
+        self._token = StateToken()
+        self._runs: list[RunState] = []
         self._return_line: int | None = None
         self._entry_takes_self = False
+        self._entry_name = self.entry
         if self.entry is not None:
             fn = analysis.functions[self.entry]
             returns = [n.lineno for n in ast.walk(fn) if isinstance(n, ast.Return)]
@@ -113,29 +132,71 @@ class CompiledCode:
             self._entry_takes_self = bool(fn.args.posonlyargs + fn.args.args)
         base: dict[str, Any] = {"__builtins__": SAFE_BUILTINS, "np": SAFE_NUMPY, "math": SAFE_MATH}
         base.update(guard_helpers())
-        base.update({name: api_wrapper(name, fn) for name, fn in self._api.items()})
+        static = _static_api_functions()
+        base.update(
+            {name: api_wrapper(name, fn, static=fn in static) for name, fn in self._api.items()}
+        )
         base.update({name: primitive_wrapper(name) for name in analysis.primitives_used})
+        base["self"] = self._token
         self._base = base
+        base["__sj_missing"] = _MISSING
+        self._entry_call: Callable[[], Any] | None = None
+        if self._block_function:
+            self._entry_name, self._entry_takes_self = _BLOCK_FUNCTION, True
+            self._entry_call = self._load_once()
+        elif self.entry is not None and _pure_module(analysis.tree):
+            self._entry_call = self._load_once()
+
+    def _load_once(self) -> Callable[[], Any] | None:
+        """Run a pure module once; return a call of its entry (None if it failed)."""
+        namespace = dict(self._base)
+        run = RunState(self.limits, looping=self._looping, token=self._token,
+                       traced=self.traced)
+
+        def load() -> None:
+            exec(self._code, namespace)  # noqa: S102 - checked, guarded and traced code
+
+        try:
+            execute(run, load)
+        except GeneratedCodeError:
+            return None  # reported on every call, as for impure modules
+        assert self._entry_name is not None
+        function = namespace[self._entry_name]
+        token = self._token
+        if self._entry_takes_self:
+            return lambda: function(token)
+        return function
 
     def _execute(
         self, view: object, primitives: Mapping[str, Callable[..., Any]] | None = None
-    ) -> tuple[Any, dict[str, Any], RunState]:
-        """Run the code once; return the entry's result, the namespace and the run."""
-        run = RunState(self.limits, view=view, primitives=primitives, looping=self._looping)
-        namespace = dict(self._base)
-        namespace["self"] = run.token
+    ) -> tuple[Any, dict[str, Any] | None, RunState]:
+        """Run the code once; return the entry's result, the namespace and the run.
 
-        def body() -> Any:
-            exec(self._code, namespace)  # noqa: S102 - checked, guarded and traced code
-            if self.entry is None:
-                return None
-            function = namespace[self.entry]
-            return function(run.token) if self._entry_takes_self else function()
+        The namespace is None when the module was loaded once (function mode).
+        """
+        runs = self._runs
+        run = runs.pop() if runs else RunState(
+            self.limits, looping=self._looping, token=self._token, traced=self.traced
+        )
+        run.begin(view, primitives)
+        namespace: dict[str, Any] | None = None
+        body = self._entry_call
+        if body is None:
+            namespace = scope = dict(self._base)
+
+            def body() -> Any:
+                exec(self._code, scope)  # noqa: S102 - checked, guarded and traced code
+                if self.entry is None:
+                    return None
+                function = scope[self.entry]
+                return function(self._token) if self._entry_takes_self else function()
 
         try:
             result = execute(run, body)
         finally:
-            self.last_output = "".join(run.output)
+            self.last_output = "".join(run.output) if run.output else ""
+            run.view, run.primitives = None, {}
+            runs.append(run)
         if run.return_line is None:
             run.return_line = self._return_line
         return result, namespace, run
@@ -155,7 +216,14 @@ class _Evaluator(CompiledCode):
         self.mode = mode
         self._worker: SandboxWorker | None = None
         if mode == "subprocess":
-            self._worker = SandboxWorker(self.kind, source, dict(api), limits)
+            self._worker = SandboxWorker(
+                self.kind, source, dict(api), limits, self._analysis.constant_calls
+            )
+
+    @property
+    def isolation(self) -> dict[str, str]:
+        """Subprocess mode: what the worker could set up (empty before its first start)."""
+        return dict(self._worker.isolation) if self._worker is not None else {}
 
     def close(self) -> None:
         """Stop the subprocess worker, if any (a later call restarts it)."""
@@ -211,7 +279,12 @@ class CompiledSuccess(_Evaluator):
         if self._worker is not None:
             return self._worker.call(view)
         result, namespace, run = self._execute(view)
+        if self._block_function and namespace is None:
+            if result is _MISSING:
+                raise MissingOutputError("the code never assigned `success`")
+            return to_bool(result, None)
         if self.entry is None:
+            assert namespace is not None, "blocks run afresh on every call"
             if "success" not in namespace:
                 raise MissingOutputError("the code never assigned `success`")
             return to_bool(namespace["success"], None)
@@ -254,6 +327,7 @@ class CompiledBlock(CompiledCode):
                 "`primitives` (name -> callable)"
             )
         _, namespace, _ = self._execute(view, primitives)
+        assert namespace is not None, "blocks run afresh on every call"
         outputs = {
             name: namespace[name]
             for name in self._analysis.outputs
@@ -334,3 +408,86 @@ def compile_primitive_block(
     return CompiledBlock(
         source, api, limits=limits or ExecutionLimits(), primitive_names=tuple(primitives)
     )
+
+
+_IMMUTABLE_EXPR = (
+    ast.Constant, ast.Tuple, ast.Name, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.BoolOp,
+    ast.Compare, ast.IfExp, ast.Subscript, ast.Slice, ast.JoinedStr, ast.FormattedValue,
+    ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
+)
+
+
+def _pure_module(tree: ast.Module) -> bool:
+    """Whether the top level only defines functions and immutable constants.
+
+    Such a module can run once at compile time: its values (numbers, strings, tuples of
+    them, results of guarded operators on them) cannot be changed by later calls, so
+    no state survives from one call to the next. Any call, list, dict or set display at
+    the top level makes it impure (it then runs afresh on every call).
+    """
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            if any(not isinstance(n, _IMMUTABLE_EXPR) for d in stmt.args.defaults
+                   for n in ast.walk(d)):
+                return False
+            continue
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.Expr):
+            value = stmt.value
+            if value is None or not all(isinstance(n, _IMMUTABLE_EXPR) for n in ast.walk(value)):
+                return False
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+                [stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
+            if not all(isinstance(n, ast.Name | ast.Tuple | ast.expr_context)
+                       for t in targets for n in ast.walk(t)):
+                return False
+            continue
+        return False
+    return True
+
+
+def _static_api_functions() -> tuple[Callable[..., Any], ...]:
+    """State API functions whose answer depends only on the scene (cached per view)."""
+    from ..state_api import get_joint_limit
+
+    return (get_joint_limit,)
+
+
+_MISSING = object()
+"""Value of ``success`` in a block compiled as a function until the block assigns it."""
+_BLOCK_FUNCTION = "__sj_block"
+
+
+def _wrappable_block(tree: ast.Module, namespace: set[str]) -> bool:
+    """Whether a success block can run as the body of a function.
+
+    It must be plain statements (no function definitions) that bind no name the
+    namespace already provides (a local would shadow it from the block's first line).
+    """
+    if any(isinstance(stmt, ast.FunctionDef) for stmt in tree.body):
+        return False
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not
+             isinstance(n.ctx, ast.Load)}
+    return not bound & namespace
+
+
+def _block_as_function(tree: ast.Module) -> ast.Module:
+    """``<block>`` -> ``def __sj_block(self): success = __sj_missing; <block>; return success``.
+
+    The block then runs with fast locals and is compiled once; a path that never assigns
+    ``success`` returns the marker, reported as a missing output.
+    """
+    line = tree.body[0].lineno if tree.body else 1
+    start = ast.parse("success = __sj_missing").body
+    end = ast.parse("return success").body
+    for stmt in (*start, *end):
+        for node in ast.walk(stmt):
+            if hasattr(node, "lineno"):
+                node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+                node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")], kwonlyargs=[],
+                         kw_defaults=[], defaults=[])
+    function = ast.FunctionDef(name=_BLOCK_FUNCTION, args=args, body=[*start, *tree.body, *end],
+                               decorator_list=[], returns=None, type_comment=None)
+    ast.copy_location(function, tree.body[0] if tree.body else start[0])
+    module = ast.Module(body=[function], type_ignores=[])
+    return ast.fix_missing_locations(module)

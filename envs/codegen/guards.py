@@ -22,10 +22,38 @@ import numpy as np
 from .errors import CodeResourceError, DisallowedCodeError
 from .policy import ATTRIBUTES_BY_KIND, METHODS_BY_KIND
 from .runtime import current_run
+from .sizes import (
+    MAX_TEXT_CHARS,
+    NUMERIC_SCALARS,
+    PLAIN_NUMBERS,
+    broadcast_size,
+    check_alloc,
+    check_items,
+    check_text,
+    check_work,
+    count_elements,
+    fancy_index_bound,
+    product_size,
+    product_work,
+    shape_size,
+    text_size,
+)
 
 __all__ = [
+    "MAX_KEY_DEPTH",
+    "MAX_TEXT_CHARS",
     "augitem",
     "binop",
+    "check_items",
+    "check_key",
+    "check_order_work",
+    "check_work",
+    "contains",
+    "delitem",
+    "materialize",
+    "setitem",
+    "text_size",
+    "validate_numpy_args",
     "broadcast_size",
     "callmethod",
     "chain",
@@ -56,21 +84,14 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": operator.eq, "!=": operator.ne,
 }
 # fmt: on
-_PLAIN_NUMBERS = frozenset({int, float, bool})
 _SEQUENCES = (str, bytes, list, tuple)
 _ALLOWED_DTYPE_KINDS = frozenset("biufc")
-_CONTAINERS = (list, tuple, set, frozenset)
-_NESTED = (list, tuple, set, frozenset, dict, np.ndarray)
 
 
-def check_alloc(n: float, what: str) -> None:
-    """Raise :class:`CodeResourceError` if ``n`` elements exceed the allocation limit."""
-    limit = current_run().limits.max_alloc_elements
-    if n > limit:
-        raise CodeResourceError(
-            f"{what} would create {n:.3g} elements; the limit is {limit}; "
-            "work with smaller arrays or lists"
-        )
+MAX_KEY_DEPTH = 100
+"""Deepest nesting of tuples used as dict keys or set members (hashing them recurses in
+C without a depth check, so a deeper one could overflow the interpreter's stack)."""
+_NUMPY_PLAIN_ARGS = (*NUMERIC_SCALARS, np.ndarray, slice)
 
 
 def _check_int_bits(bits: float, what: str) -> None:
@@ -92,13 +113,14 @@ def _check_int_op(op: str, a: int, b: int) -> None:
 
 def binop(op: str, a: Any, b: Any) -> Any:
     """``a <op> b`` after checking the size of the result."""
-    if type(a) in _PLAIN_NUMBERS and type(b) in _PLAIN_NUMBERS:
+    if type(a) in PLAIN_NUMBERS and type(b) in PLAIN_NUMBERS:
         if type(a) is not float and type(b) is not float and op in ("*", "**", "<<"):
             _check_int_op(op, a, b)
         return _BINOPS[op](a, b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if op == "@":
             check_alloc(product_size(a, b, "matmul"), "this matrix product")
+            check_work(product_work(a, b, "matmul"), "this matrix product")
         else:
             check_alloc(broadcast_size(a, b), f"this '{op}' between arrays")
     elif isinstance(a, _SEQUENCES) or isinstance(b, _SEQUENCES):
@@ -120,10 +142,109 @@ def _check_sequence_op(op: str, a: Any, b: Any) -> None:
 
 
 def compare(op: str, a: Any, b: Any) -> Any:
-    """``a <op> b`` for the six ordering/equality operators, size-checked for arrays."""
+    """``a <op> b`` (ordering, equality, ``in``, ``is``), size-checked for arrays.
+
+    Comparing lists or tuples compares their elements in C, so containers that hold
+    arrays (elementwise, broadcasting comparisons) are refused.
+    """
+    plain = _COMPARE.get(op)
+    if plain is not None and type(a) in PLAIN_NUMBERS and type(b) in PLAIN_NUMBERS:
+        return plain(a, b)
+    if op in ("in", "not in"):
+        found = contains(a, b)
+        return found if op == "in" else not found
+    if op in ("is", "is not"):
+        return (a is b) if op == "is" else (a is not b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         check_alloc(broadcast_size(a, b), "this comparison between arrays")
+    elif isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        _refuse_arrays(a, "comparing lists or tuples that hold arrays")
+        _refuse_arrays(b, "comparing lists or tuples that hold arrays")
+        check_items(min(len(a), len(b)), "this comparison")
     return _COMPARE[op](a, b)
+
+
+def _refuse_arrays(items: Any, what: str) -> None:
+    if np.ndarray in set(map(type, items)):
+        raise DisallowedCodeError(
+            f"{what} is not allowed (it compares arrays elementwise inside one C call); "
+            "compare the arrays themselves, e.g. with np.allclose(a, b)"
+        )
+
+
+def contains(item: Any, container: Any) -> bool:
+    """``item in container`` with the same bounds as ``==`` (and hash-safe keys)."""
+    if isinstance(container, np.ndarray):
+        check_alloc(broadcast_size(item, container), "this `in` test on an array")
+    elif isinstance(container, dict | set | frozenset):
+        check_key(item)
+    elif isinstance(container, str):
+        pass
+    elif isinstance(container, list | tuple):
+        check_items(len(container), "this `in` test")
+        if isinstance(item, np.ndarray):
+            raise DisallowedCodeError(
+                "`array in list` compares the array with every element elementwise; use "
+                "np.any([np.allclose(array, x) for x in items])"
+            )
+        _refuse_arrays(container, "`in` on a list or tuple that holds arrays")
+    elif not isinstance(container, range):
+        return contains(item, materialize(container, "this `in` test"))
+    return item in container
+
+
+def materialize(iterable: Any, what: str) -> list[Any] | tuple[Any, ...] | str | range:
+    """``iterable`` as a sized sequence (a snapshot list of lazy iterators), bounded."""
+    if isinstance(iterable, list | tuple | str | range):
+        return iterable
+    if isinstance(iterable, dict | set | frozenset | np.ndarray):
+        check_items(len(iterable), what)
+        return list(iterable)
+    hint = operator.length_hint(iterable, -1)
+    if hint > current_run().limits.max_alloc_elements:
+        check_items(hint, what)
+    items = list(iterable)  # a finite snapshot: lazy iterators here walk existing data
+    check_items(len(items), what)
+    return items
+
+
+def check_key(key: Any) -> Any:
+    """Refuse dict keys / set members whose hashing would recurse too deeply; return key."""
+    if type(key) is not tuple or tuple not in set(map(type, key)):
+        return key
+    stack = [(key, 1)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_KEY_DEPTH:
+            raise CodeResourceError(
+                f"this key nests tuples more than {MAX_KEY_DEPTH} levels deep; use flat keys"
+            )
+        seen += len(item)
+        check_items(seen, "hashing this key")
+        stack.extend((sub, depth + 1) for sub in item if type(sub) is tuple)
+    return key
+
+
+def setitem(obj: Any, key: Any, value: Any) -> None:
+    """``obj[key] = value``; list slices are size-checked, dict keys hash-checked."""
+    if type(key) is slice and isinstance(obj, list):
+        value = materialize(value, "this slice assignment")
+        check_alloc(len(obj) + len(value), "this slice assignment")
+    elif isinstance(obj, dict):
+        check_key(key)
+    elif isinstance(obj, np.ndarray) and not isinstance(key, int | slice):
+        bound = fancy_index_bound(obj, key)
+        if bound is not None:
+            check_alloc(bound, "this indexed assignment")
+    obj[key] = value
+
+
+def delitem(obj: Any, key: Any) -> None:
+    """``del obj[key]`` (dict keys hash-checked)."""
+    if isinstance(obj, dict):
+        check_key(key)
+    del obj[key]
 
 
 def chain(ops: tuple[str, ...], *values: Any) -> Any:
@@ -137,17 +258,19 @@ def chain(ops: tuple[str, ...], *values: Any) -> Any:
 
 
 def getitem(obj: Any, key: Any) -> Any:
-    """``obj[key]``; fancy indexing of arrays is size-checked first."""
+    """``obj[key]``; fancy indexing of arrays is size-checked first, dict keys hash-checked."""
     if isinstance(obj, np.ndarray) and not isinstance(key, int | slice):
-        bound = _fancy_index_bound(obj, key)
+        bound = fancy_index_bound(obj, key)
         if bound is not None:
             check_alloc(bound, "this indexing")
+    elif isinstance(obj, dict):
+        check_key(key)
     return obj[key]
 
 
 def augitem(obj: Any, key: Any, op: str, value: Any) -> None:
     """``obj[key] <op>= value``, evaluated as ``obj[key] = obj[key] <op> value``."""
-    obj[key] = binop(op, getitem(obj, key), value)
+    setitem(obj, key, binop(op, getitem(obj, key), value))
 
 
 def kind_of(obj: Any) -> str | None:
@@ -187,59 +310,58 @@ def callmethod(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         raise DisallowedCodeError(
             f"method '.{name}()' is not allowed on {_type_label(obj)}{listed}"
         )
-    validate_args(args, kwargs)
-    if kind == "array" and name == "dot" and args:
-        check_alloc(product_size(obj, args[0], "dot"), "this dot product")
-    elif kind == "array" and name == "clip":
-        check_alloc(broadcast_size(obj, *args, *kwargs.values()), "this clip")
-    elif kind == "list" and name == "extend" and args and hasattr(args[0], "__len__"):
-        check_alloc(len(obj) + len(args[0]), "this extend")
+    if kind == "array":
+        validate_numpy_args(args, kwargs)
+        if name == "dot" and args:
+            check_alloc(product_size(obj, args[0], "dot"), "this dot product")
+            check_work(product_work(obj, args[0], "dot"), "this dot product")
+        elif name == "clip":
+            check_alloc(broadcast_size(obj, *args, *kwargs.values()), "this clip")
+        elif name == "astype" and (args or "dtype" in kwargs):
+            check_plain_dtype(args[0] if args else kwargs["dtype"])
+    else:
+        validate_args(args, kwargs)
+        args = _check_container_method(obj, kind, name, args, kwargs)
     result = getattr(obj, name)(*args, **kwargs)
     check_result(result, f".{name}()")
     return result
 
 
+def _check_container_method(
+    obj: Any, kind: str | None, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, ...]:
+    """Bounds of list/dict/tuple methods; returns the (possibly materialized) arguments."""
+    if kind == "list":
+        if name == "extend" and args:
+            items = materialize(args[0], "this extend")
+            check_alloc(len(obj) + len(items), "this extend")
+            return (items, *args[1:])
+        if name in ("count", "index", "remove") and args:
+            contains(args[0], obj)
+        elif name == "sort":
+            check_order_work(obj, kwargs.get("key"), "this sort")
+        elif name == "copy":
+            check_alloc(len(obj), "this copy")
+    elif kind == "tuple" and name in ("count", "index") and args:
+        contains(args[0], obj)
+    elif kind == "dict":
+        if name in ("get", "pop", "setdefault") and args:
+            check_key(args[0])
+        elif name == "update" and args and not isinstance(args[0], dict):
+            pairs = materialize(args[0], "this update")
+            for pair in pairs:
+                check_key(pair[0] if isinstance(pair, list | tuple) and pair else pair)
+            return (pairs, *args[1:])
+        elif name == "copy":
+            check_alloc(len(obj), "this copy")
+    return args
+
+
 def fmtcheck(value: Any) -> Any:
-    """Bound the size of a value before it is turned into text."""
+    """Bound the size of a value before it is turned into text (an f-string field)."""
     count_elements(value)
+    check_text(value, "this f-string field")
     return value
-
-
-# -- sizes ------------------------------------------------------------------------------
-
-
-def count_elements(obj: Any, what: str = "this value") -> int:
-    """Count elements of nested containers, raising once the limit is crossed."""
-    limit = current_run().limits.max_alloc_elements
-    total = 0
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, np.ndarray):
-            total += item.size
-        elif isinstance(item, _CONTAINERS):
-            total += len(item)
-            if _may_nest(set(map(type, item))):  # C-speed scan of the element types
-                for sub in item:
-                    if isinstance(sub, _NESTED):
-                        stack.append(sub)
-        elif isinstance(item, dict):
-            total += len(item)
-            stack.extend(item.values())
-        else:
-            total += 1
-        if total > limit:
-            raise CodeResourceError(f"{what} has more than {limit} elements; use smaller data")
-    return total
-
-
-def _may_nest(types: set[type]) -> bool:
-    # No generator expressions in guards: the tracer may raise inside them, and a
-    # generator finalized by an exception prints "Exception ignored" noise.
-    for kind in types:
-        if issubclass(kind, _NESTED):
-            return True
-    return False
 
 
 def validate_args(args: Iterable[Any], kwargs: dict[str, Any]) -> None:
@@ -249,6 +371,62 @@ def validate_args(args: Iterable[Any], kwargs: dict[str, Any]) -> None:
             _check_dtype(value)
         elif isinstance(value, list | tuple | dict):
             count_elements(value, "an argument")
+
+
+_NUMPY_WORDS = frozenset(
+    {"fro", "nuc", "C", "F", "A", "K", "ij", "xy", "left", "right", "quicksort", "mergesort",
+     "heapsort", "stable", "raise", "wrap", "clip", "same_kind", "safe", "unsafe", "equiv", "no",
+     "linear", "lower", "higher", "midpoint", "nearest"}
+)
+
+
+def validate_numpy_args(args: Iterable[Any], kwargs: dict[str, Any]) -> None:
+    """Arguments of numpy functions: numbers, arrays and containers of them only.
+
+    Strings are accepted only as a plain numeric dtype or a known option word (``"fro"``,
+    ``"nuc"``, ...): a string fill value or element would make numpy build a text array
+    whose size the guards cannot predict. ``dtype=`` must be a plain numeric dtype (no
+    structured or sub-array dtypes, which can hide a huge shape); containers are counted
+    and may only hold numbers, arrays and nested lists/tuples of them; dicts, sets and
+    other objects are refused.
+    """
+    for value in (*args, *kwargs.values()):
+        if value is None or isinstance(value, _NUMPY_PLAIN_ARGS):
+            continue
+        if isinstance(value, str):
+            if value not in _NUMPY_WORDS:
+                check_plain_dtype(value)
+        elif isinstance(value, type | np.dtype):
+            check_plain_dtype(value)
+        elif isinstance(value, list | tuple):
+            count_elements(value, "an argument", numeric=True)
+        elif not callable(value):
+            raise DisallowedCodeError(
+                f"a {type(value).__name__} cannot be passed to numpy functions; pass numbers, "
+                "arrays or lists of numbers"
+            )
+    dtype = kwargs.get("dtype")
+    if dtype is not None:
+        check_plain_dtype(dtype)
+
+
+def check_plain_dtype(value: Any) -> None:
+    """Accept only plain numeric dtypes (bool, int, float, complex; no fields or shapes)."""
+    try:
+        dtype = np.dtype(value)
+    except (TypeError, ValueError) as exc:
+        raise DisallowedCodeError(
+            f"{value!r:.40} is not a dtype numpy functions accept here; use float, int or bool"
+        ) from exc
+    if (
+        dtype.kind not in _ALLOWED_DTYPE_KINDS
+        or dtype.itemsize > 16
+        or dtype.subdtype is not None
+        or dtype.names is not None
+    ):
+        raise DisallowedCodeError(
+            f"dtype {dtype} is not allowed; use numeric dtypes such as float or int"
+        )
 
 
 def _check_dtype(value: Any) -> None:
@@ -262,88 +440,56 @@ def _check_dtype(value: Any) -> None:
         )
 
 
+_KEY_BUILTINS = frozenset({"abs", "len", "float", "int", "bool", "round"})
+_KEY_NUMPY = frozenset(
+    {"np.linalg.norm", "np.sum", "np.mean", "np.min", "np.max", "np.amin", "np.amax",
+     "np.prod", "np.median", "np.std", "np.var", "np.count_nonzero", "np.any", "np.all"}
+)
+
+
+def check_key_function(key: Any) -> None:
+    """``key=`` of sorted/min/max/sort: a builtin or numpy reduction returning a scalar."""
+    if key is None:
+        return
+    name = getattr(key, "__name__", "")
+    builtin = getattr(key, "__module__", None) == "builtins" or type(key) is type(abs)
+    if (builtin and name in _KEY_BUILTINS) or getattr(key, "__qualname__", "") in _KEY_NUMPY:
+        return
+    if getattr(key, "__simjudge_api__", False):
+        return
+    raise DisallowedCodeError(
+        f"key={name or type(key).__name__} is not allowed; use abs, len, float, int, round, "
+        "a numpy reduction such as np.linalg.norm, or a state API function"
+    )
+
+
+def check_order_work(items: Any, key: Any, what: str) -> None:
+    """Bound sorting/min/max: length, key function and string comparison cost."""
+    check_key_function(key)
+    n = len(items)
+    check_items(n, what)
+    if n < 2 or key is not None:
+        return
+    types = set(map(type, items))
+    if types <= {int, float, bool}:
+        return
+    if np.ndarray in types:
+        _refuse_arrays(items, what)
+    compares = n * max(math.log2(n), 1)
+    if types == {str}:
+        longest = max(map(len, items))
+        check_work(compares * (1 + longest / 16), what)
+        return
+    size = count_elements(items, what)
+    check_work(compares * max(size / n, 1) * 4, what)
+
+
 def check_result(result: Any, what: str) -> None:
     """Reject array results over the limit (for outputs whose size is hard to predict)."""
     if isinstance(result, np.ndarray):
         check_alloc(result.size, what)
         if result.dtype.kind not in _ALLOWED_DTYPE_KINDS:
             raise DisallowedCodeError(f"{what} produced a non-numeric array ({result.dtype})")
+    elif isinstance(result, list) and len(result) > 4096:
+        current_run().note_alloc(len(result))
 
-
-def shape_size(shape: Any) -> int:
-    """Number of elements of an array of ``shape`` (an int or a sequence of ints)."""
-    if isinstance(shape, int | np.integer):
-        return int(shape)
-    total = 1
-    for dim in shape:
-        total *= operator.index(dim)
-    return total
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    if isinstance(x, np.ndarray | np.generic):
-        return x.shape
-    if isinstance(x, list | tuple):
-        count_elements(x, "an operand")
-    return np.shape(x)
-
-
-def broadcast_size(*operands: Any) -> int:
-    """Elements of the broadcast of ``operands`` (0 if they do not broadcast)."""
-    shapes = [_shape(x) for x in operands]
-    try:
-        return shape_size(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return 0  # incompatible shapes: numpy raises its own error
-
-
-def product_size(a: Any, b: Any, op: str) -> int:
-    """Upper bound on the elements of ``np.dot``/``np.matmul``/``np.inner`` results."""
-    sa, sb = _shape(a), _shape(b)
-    if not sa or not sb:
-        return max(shape_size(sa), shape_size(sb))
-    if op == "inner":
-        return shape_size(sa[:-1]) * shape_size(sb[:-1])
-    if op == "dot":
-        return shape_size(sa[:-1]) * (shape_size(sb[:-2]) * sb[-1] if len(sb) > 1 else 1)
-    try:
-        batch = shape_size(np.broadcast_shapes(sa[:-2], sb[:-2]))
-    except ValueError:
-        batch = 0
-    rows = sa[-2] if len(sa) > 1 else 1
-    cols = sb[-1] if len(sb) > 1 else 1
-    return batch * rows * cols
-
-
-def _fancy_index_bound(arr: np.ndarray, key: Any) -> int | None:
-    """Upper bound on the size of ``arr[key]`` if ``key`` uses advanced indexing."""
-    parts = key if isinstance(key, tuple) else (key,)
-    fancy_shapes: list[tuple[int, ...]] = []
-    kept, pos, ellipsis = 1, 0, False
-    for part in parts:
-        if part is None:
-            continue
-        if part is Ellipsis:
-            ellipsis = True
-        elif isinstance(part, list | tuple | np.ndarray):
-            count_elements(part, "an index")
-            index = np.asarray(part)
-            if index.dtype == bool:
-                fancy_shapes.append((int(np.count_nonzero(index)),))
-                pos += max(index.ndim, 1)
-            else:
-                fancy_shapes.append(index.shape)
-                pos += 1
-        else:
-            if isinstance(part, slice) and pos < arr.ndim:
-                kept *= arr.shape[pos]
-            pos += 1
-    if not fancy_shapes:
-        return None
-    try:
-        selected = shape_size(np.broadcast_shapes(*fancy_shapes))
-    except ValueError:
-        return None
-    if ellipsis:
-        return selected * arr.size
-    return selected * kept * shape_size(arr.shape[pos:])

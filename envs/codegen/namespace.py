@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import guards
-from .errors import DisallowedCodeError
+from .errors import CodeResourceError, DisallowedCodeError
 from .policy import MATH_NAMES, NUMPY_LINALG_NAMES, NUMPY_NAMES, SAFE_BUILTIN_NAMES
 from .runtime import current_run
 
@@ -111,8 +111,53 @@ def _product_check(op: str) -> Callable[[tuple[Any, ...], dict[str, Any]], None]
     def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if len(args) >= 2:
             guards.check_alloc(guards.product_size(args[0], args[1], op), f"np.{op}")
+            guards.check_work(_work_of_product(args[0], args[1], op), f"np.{op}")
 
     return check
+
+
+def _work_of_product(a: Any, b: Any, op: str) -> float:
+    shape = np.shape(a) if not isinstance(a, np.ndarray) else a.shape
+    inner = shape[-1] if shape else 1
+    return max(guards.product_size(a, b, op), 1) * max(inner, 1)
+
+
+def _check_diff(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    a = _arg(args, kwargs, 0, "a", 0)
+    n = _arg(args, kwargs, 1, "n", 1)
+    size = int(np.size(a))
+    if not isinstance(n, int | np.integer) or n < 0 or n > max(size, 1):
+        raise DisallowedCodeError(
+            f"np.diff with n={n!r:.20} is not allowed; n must be an int between 0 and the "
+            f"number of elements ({size})"
+        )
+    guards.check_work(float(n) * max(size, 1), "np.diff")
+
+
+def _matrix_dims(a: Any) -> tuple[int, int, int]:
+    """(batch, rows, cols) of a (stack of) matrices; (1, n, 1) for vectors."""
+    shape = a.shape if isinstance(a, np.ndarray) else np.shape(a)
+    if len(shape) < 2:
+        return 1, (shape[0] if shape else 1), 1
+    batch = guards.shape_size(shape[:-2]) if len(shape) > 2 else 1
+    return batch, shape[-2], shape[-1]
+
+
+def _check_cubic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    batch, rows, cols = _matrix_dims(_arg(args, kwargs, 0, "a", 0))
+    guards.check_work(float(batch) * rows * cols * max(min(rows, cols), 1), "this matrix operation")
+
+
+def _check_norm(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    x = _arg(args, kwargs, 0, "x", 0)
+    if type(x) is np.ndarray and x.ndim <= 1:
+        return  # a vector norm: one pass over an array that exists
+    order = _arg(args, kwargs, 1, "ord", None)
+    batch, rows, cols = _matrix_dims(x)
+    work = float(batch) * rows * cols
+    if order in (2, -2, "nuc") and cols > 1:
+        work *= max(min(rows, cols), 1) * 4  # singular values
+    guards.check_work(work, "np.linalg.norm")
 
 
 def _broadcast_check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -134,6 +179,11 @@ _PRECHECKS: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], None]] = {
     "tile": _check_tile,
     "repeat": _check_repeat,
     "outer": _check_outer,
+    "diff": _check_diff,
+    "det": _check_cubic,
+    "inv": _check_cubic,
+    "solve": _check_cubic,
+    "norm": _check_norm,
     "dot": _product_check("dot"),
     "matmul": _product_check("matmul"),
     "inner": _product_check("inner"),
@@ -145,11 +195,12 @@ def _wrap_numpy(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     precheck = _PRECHECKS.get(label.rsplit(".", 1)[-1])
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        guards.validate_args(args, kwargs)
+        guards.validate_numpy_args(args, kwargs)
         if precheck is not None:
             precheck(args, kwargs)
         result = fn(*args, **kwargs)
         guards.check_result(result, label)
+        current_run().check()  # timed per call, also in untraced code
         return result
 
     wrapper.__name__ = wrapper.__qualname__ = label
@@ -157,11 +208,29 @@ def _wrap_numpy(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class _NdarrayMeta(type):
+    """``isinstance(x, np.ndarray)`` works; ``np.ndarray(shape)`` (as a key=) does not."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, np.ndarray)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, np.ndarray)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise DisallowedCodeError("np.ndarray(...) cannot be called; use np.zeros(shape)")
+
+
+class _Ndarray(metaclass=_NdarrayMeta):
+    """What generated code sees as ``np.ndarray`` (type tests only)."""
+
+
 def _build_numpy() -> SafeModule:
     members: dict[str, Any] = {}
     for name in sorted(NUMPY_NAMES - {"linalg"}):
         value = getattr(np, name)
         members[name] = value if name in _NUMPY_CONSTANTS else _wrap_numpy(f"np.{name}", value)
+    members["ndarray"] = _Ndarray
     linalg = {n: _wrap_numpy(f"np.linalg.{n}", getattr(np.linalg, n)) for n in NUMPY_LINALG_NAMES}
     members["linalg"] = SafeModule("np.linalg", linalg)
     return SafeModule("np", members)
@@ -170,7 +239,15 @@ def _build_numpy() -> SafeModule:
 # -- builtins -----------------------------------------------------------------------------
 
 
+_INT64 = 2**63
+
+
 def _range(*args: int) -> range:
+    for arg in args:
+        if isinstance(arg, int) and not -_INT64 <= arg < _INT64:
+            raise CodeResourceError(
+                "range() bounds must fit in 64 bits (each element would be a huge integer)"
+            )
     r = range(*args)
     try:
         n: float = len(r)
@@ -195,9 +272,57 @@ def _sum(iterable: Any, /, start: Any = 0) -> Any:
     total = start
     for i, item in enumerate(iterable):
         total = guards.binop("+", total, item)
-        if not i & 1023:
+        if not i & 1023 or isinstance(item, np.ndarray):
             run.check()
     return total
+
+
+def _enumerate(iterable: Any, start: int = 0) -> enumerate[Any]:
+    if not isinstance(start, int) or not -_INT64 <= start < _INT64:
+        raise CodeResourceError("enumerate() start must be an int that fits in 64 bits")
+    return builtins.enumerate(iterable, start)
+
+
+def _ordered(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """min/max/sorted with a bounded comparison cost and an allowlisted key."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        items = args[0] if len(args) == 1 else args
+        if len(args) == 1:
+            items = guards.materialize(items, f"{label}()")
+            args = (items,)
+        guards.check_order_work(items, kwargs.get("key"), f"{label}()")
+        return fn(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = label
+    return call
+
+
+def _set(iterable: Any = ()) -> set[Any]:
+    items = guards.materialize(iterable, "set()")
+    if tuple in builtins.set(map(type, items)):
+        guards.count_elements(items, "set()")
+        for item in items:
+            guards.check_key(item)
+    return builtins.set(items)
+
+
+def _dict(*args: Any, **kwargs: Any) -> dict[Any, Any]:
+    if args and not isinstance(args[0], dict):
+        pairs = guards.materialize(args[0], "dict()")
+        guards.count_elements(pairs, "dict()")
+        for pair in pairs:
+            guards.check_key(pair[0] if isinstance(pair, list | tuple) and pair else pair)
+        args = (pairs, *args[1:])
+    return builtins.dict(*args, **kwargs)
+
+
+def _sequence(kind: type, label: str) -> Callable[..., Any]:
+    def call(iterable: Any = ()) -> Any:
+        return kind(guards.materialize(iterable, f"{label}()"))
+
+    call.__name__ = call.__qualname__ = label
+    return call
 
 
 def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
@@ -209,13 +334,22 @@ def _pow(base: Any, exp: Any, mod: Any = None) -> Any:
 def _str(*args: Any) -> str:
     for arg in args[:1]:
         guards.count_elements(arg)
+        guards.check_text(arg, "str()")
     return builtins.str(*args)
 
 
 def _print(*args: Any, sep: str | None = " ", end: str | None = "\n") -> None:
-    sep = " " if sep is None else builtins.str(sep)
-    end = "\n" if end is None else builtins.str(end)
-    current_run().write(sep.join([_str(a) for a in args]) + end)
+    sep = " " if sep is None else _str(sep)[:100]
+    end = "\n" if end is None else _str(end)[:100]
+    run = current_run()
+    parts: list[str] = []
+    room = run.output_room
+    for arg in args:
+        if room <= 0:
+            break  # the rest would be dropped: do not even format it
+        parts.append(_str(arg)[:room])
+        room -= len(parts[-1]) + len(sep)
+    run.write(sep.join(parts) + end)
 
 
 def _round(number: Any, ndigits: Any = None) -> Any:
@@ -227,7 +361,7 @@ def _round(number: Any, ndigits: Any = None) -> Any:
     return builtins.round(number, ndigits)
 
 
-_TYPE_ALIASES: dict[Any, type] = {_str: str, _range: range}
+_TYPE_ALIASES: dict[Any, type] = {_str: str, _range: range}  # filled in below
 
 
 def _isinstance(obj: Any, classinfo: Any) -> bool:
@@ -242,6 +376,14 @@ def _build_builtins() -> dict[str, Any]:
     table = {name: getattr(builtins, name) for name in SAFE_BUILTIN_NAMES}
     table.update(
         range=_range,
+        enumerate=_enumerate,
+        min=_ordered(builtins.min, "min"),
+        max=_ordered(builtins.max, "max"),
+        sorted=_ordered(builtins.sorted, "sorted"),
+        set=_set,
+        dict=_dict,
+        list=_sequence(list, "list"),
+        tuple=_sequence(tuple, "tuple"),
         sum=_sum,
         pow=_pow,
         str=_str,
@@ -264,10 +406,15 @@ def guard_helpers() -> dict[str, Any]:
         "__sj_callmethod": guards.callmethod,
         "__sj_fmt": guards.fmtcheck,
         "__sj_slice": slice,
+        "__sj_setitem": guards.setitem,
+        "__sj_delitem": guards.delitem,
+        "__sj_key": guards.check_key,
     }
 
 
 SAFE_BUILTINS: dict[str, Any] = _build_builtins()
+_TYPE_ALIASES.update({SAFE_BUILTINS[n]: getattr(builtins, n) for n in
+                      ("set", "dict", "list", "tuple", "enumerate")})
 """The ``__builtins__`` mapping of generated code (nothing else is reachable)."""
 SAFE_NUMPY: SafeModule = _build_numpy()
 """What generated code sees as ``np``."""

@@ -18,13 +18,21 @@ from .syntax import (
     SELF_MESSAGE,
     bound_names,
     const_int,
-    cycle_from,
+    find_cycles,
     is_np_linalg,
     literal_length,
 )
 
-__all__ = ["NodeRules"]
+__all__ = ["MAX_ISSUES", "NodeRules"]
 
+MAX_ISSUES = 50
+"""Issues reported per source; beyond it the check stops collecting (linear time)."""
+_MAX_SUGGESTIONS = 20
+"""Closest-name suggestions computed per source (each costs a difflib search)."""
+_SUBSCRIPT_TARGET_MESSAGE = (
+    "assign items one at a time (`a[i] = v` on its own line); items and slices cannot be "
+    "targets of unpacking, `for` loops, comprehensions or chained assignments"
+)
 
 class NodeRules(ast.NodeVisitor):
     """Collects :class:`Issue` objects for one parsed module (use :meth:`run`)."""
@@ -48,6 +56,10 @@ class NodeRules(ast.NodeVisitor):
         self.issues: list[Issue] = []
         self.functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
         self.edges: dict[str, set[str]] = {name: set() for name in self.functions}
+        self.sites: dict[str, dict[str, int]] = {name: {} for name in self.functions}
+        self.sites["<module>"] = {}
+        self.constant_calls: list[tuple[str, tuple[object, ...]]] = []
+        self._suggestions = 0
         self.called_functions: set[str] = set()
         self.api_used: set[str] = set()
         self.primitives_used: set[str] = set()
@@ -70,7 +82,9 @@ class NodeRules(ast.NodeVisitor):
         message: str,
         error_type: type[GeneratedCodeError] = DisallowedCodeError,
     ) -> None:
-        """Record one error at ``node``'s position."""
+        """Record one error at ``node``'s position (at most :data:`MAX_ISSUES`)."""
+        if len(self.issues) >= MAX_ISSUES:
+            return
         line = getattr(node, "lineno", None)
         col = getattr(node, "col_offset", None)
         self.issues.append(Issue(line, col, code, message, error_type=error_type))
@@ -133,10 +147,29 @@ class NodeRules(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
-        """No async comprehensions."""
+        """No async comprehensions, no item targets."""
         if node.is_async:
             self.add(node.target, "disallowed-syntax", "async comprehensions are not allowed")
+        self._refuse_item_targets(node.target)
         self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """Item stores only as the single target of a plain assignment."""
+        if len(node.targets) > 1 or not isinstance(node.targets[0], ast.Subscript):
+            for target in node.targets:
+                self._refuse_item_targets(target)
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        """No item targets in ``for`` loops."""
+        self._refuse_item_targets(node.target)
+        self.generic_visit(node)
+
+    def _refuse_item_targets(self, target: ast.expr) -> None:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Subscript):
+                self.add(sub, "item-target", _SUBSCRIPT_TARGET_MESSAGE)
+                return
 
     # -- names ------------------------------------------------------------------------
 
@@ -193,6 +226,8 @@ class NodeRules(ast.NodeVisitor):
         return frozenset(names)
 
     def _unknown(self, node: ast.AST, name: str, *, call: bool) -> None:
+        if len(self.issues) >= MAX_ISSUES:
+            return  # the report is full: skip the message (and its name search)
         if name in policy.FORBIDDEN_NAMES:
             what = f"call to '{name}'" if call else f"'{name}'"
             self.add(node, "disallowed-name", f"{what} is not allowed; {self._allowed_calls()}")
@@ -226,8 +261,9 @@ class NodeRules(ast.NodeVisitor):
                 f"use {policy.ROBOGEN_HINTS[name]}",
             )
         else:
-            pool = self._namespace_names() | self.module_bound | self.local
-            hint = self._closest(name, pool)
+            hint = None
+            if self._suggestions < _MAX_SUGGESTIONS:
+                hint = self._closest(name, self._namespace_names() | self.module_bound | self.local)
             tip = f"; did you mean '{hint}'?" if hint else ""
             if call:
                 msg = f"call to unknown function '{name}'{tip} {self._allowed_calls()}"
@@ -236,6 +272,14 @@ class NodeRules(ast.NodeVisitor):
             self.add(node, "unknown-name", msg)
 
     def _closest(self, name: str, pool: frozenset[str] | set[str]) -> str | None:
+        self._suggestions += 1
+        if self._suggestions > _MAX_SUGGESTIONS or len(name) > 64:
+            return None
+        if len(pool) > 300:  # keep the search cheap: the namespace and a few locals
+            pool = self._namespace_names() | set(sorted(pool)[:100])
+        return self._closest_in(name, pool)
+
+    def _closest_in(self, name: str, pool: frozenset[str] | set[str]) -> str | None:
         """The closest known name; a query-like name is pointed to the state API.
 
         ``get_grasped_thing`` or ``is_grasped`` read the state, so suggesting a motion
@@ -270,6 +314,8 @@ class NodeRules(ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Name):
             self._check_call_name(func)
+            if func.id in self.api_names and not node.keywords:
+                self._record_constant_call(func.id, node.args)
         elif isinstance(func, ast.Attribute):
             self._check_attribute(func, call=True)
         else:
@@ -287,6 +333,22 @@ class NodeRules(ast.NodeVisitor):
                 self.add(kw.value, "disallowed-syntax", "`**` unpacking in calls is not allowed")
             self.visit(kw.value)
 
+    def _record_constant_call(self, name: str, args: list[ast.expr]) -> None:
+        values: list[object] = []
+        for arg in args:
+            if isinstance(arg, ast.Name) and arg.id == "self":
+                values.append(None)
+            elif isinstance(arg, ast.Constant) and isinstance(arg.value, str | int | float):
+                if isinstance(arg.value, str) and len(arg.value) > 256:
+                    return
+                values.append(arg.value)
+            else:
+                return
+        if values and values[0] is None and len(self.constant_calls) < 256:
+            key = (name, tuple(values))
+            if key not in self.constant_calls:
+                self.constant_calls.append(key)
+
     def _check_call_name(self, func: ast.Name) -> None:
         name = func.id
         if name.startswith("__"):
@@ -301,6 +363,8 @@ class NodeRules(ast.NodeVisitor):
             self.called_functions.add(name)
             if self.fn is not None:
                 self.edges[self.fn].add(name)
+            caller = self.sites[self.fn or "<module>"]
+            caller[name] = caller.get(name, 0) + 1
         elif name in self.module_bound:
             self.add(func, "disallowed-call", f"cannot call '{name}': it is a variable")
         elif name in self.api_names:
@@ -452,12 +516,8 @@ class NodeRules(ast.NodeVisitor):
     # -- recursion ----------------------------------------------------------------------
 
     def _report_cycles(self) -> None:
-        reported: set[str] = set()
-        for start in self.functions:
-            path = cycle_from(start, self.edges)
-            if path is None or start in reported:
-                continue
-            reported.update(path)
+        for path in find_cycles(self.edges):
+            start = path[0]
             chain = " -> ".join([*path, start])
             self.add(
                 self.functions[start],

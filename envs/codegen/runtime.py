@@ -1,31 +1,38 @@
 """Execution limits and the tracer that enforces them in-process.
 
-Mechanism: before calling generated code, :func:`execute` installs a
+Mechanism: before calling generated code that may run long, :func:`execute` installs a
 ``sys.settrace`` hook on the current thread (any thread works; no signals needed).
-Generated code objects (``co_filename == GENERATED_FILENAME``) that contain a loop
-(a backward jump) are traced per opcode: every event counts one step; every 16
-steps the wall-clock deadline and the step budget are checked, every 256 steps the
-growth of the process's peak resident memory. Crossing a bound raises the typed
-error from inside the traced frame; generated code cannot contain ``try``, so
-nothing can swallow it. Other Python frames (numpy, the state API, the guards) are
-not traced line by line, but every 8th call re-checks the deadline. Call depth is
-counted on call/return events of generated frames. A previous trace function
-(debugger, coverage) is restored afterwards.
+Generated code objects (``co_filename == GENERATED_FILENAME``) that contain a loop (a
+backward jump) are traced per opcode: every event counts one step; every 16 steps the
+wall-clock deadline and the step budget are checked, every 256 steps the growth of the
+process's resident memory. Every call of a generated function (a generated frame) counts
+against ``max_calls`` and re-checks the deadline every 16 calls, so calls between
+generated functions are timed even when the functions themselves have no loop. Other
+Python frames (numpy, the state API, the guards) are not traced line by line, but every
+8th call re-checks the deadline. Crossing a bound raises the typed error from inside the
+traced frame; generated code cannot contain ``try``, so nothing can swallow it. A previous
+trace function (debugger, coverage) is restored afterwards.
 
-If no generated code object contains a loop, the code runs untraced: its length
-bounds the work it can do, recursion is rejected statically (so call depth is
-bounded too), and only its total time is checked when it returns. This keeps a
-typical RoboGen reward at a few tens of microseconds per call.
+Untraced runs: if no generated code object contains a loop and the static bound on
+generated-function calls (:func:`~simjudge.envs.codegen.checker.call_fanout`, from the
+call graph) is at most :data:`UNTRACED_CALL_FANOUT`, the code runs without the tracer
+and without reading the memory: its length times that call bound bounds the number of
+operations, the guards bound the work and memory of each operation, and the deadline
+is checked when it returns. This keeps a typical RoboGen reward at a few microseconds.
 
-Limits of the in-process mode: a single C-level operation cannot be interrupted,
-so the runtime guards (:mod:`~simjudge.envs.codegen.guards`) bound the size of
-every allocation before it happens; code that must be fully contained runs in the
-subprocess mode (:mod:`~simjudge.envs.codegen.sandbox`), which adds an address-space
-rlimit and a hard kill.
+Memory: the guards report the size of every large allocation they let through
+(:meth:`RunState.note_alloc`); after every :data:`MEMORY_CHECK_ELEMENTS` elements the
+process's current resident memory is compared with the call's start, traced or not.
+
+Limits of the in-process mode: a single C-level operation cannot be interrupted, so the
+runtime guards (:mod:`~simjudge.envs.codegen.guards`) bound the size and work of every
+operation before it happens; code that must be fully contained runs in the subprocess
+mode (:mod:`~simjudge.envs.codegen.sandbox`), which adds OS limits and a hard kill.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -49,6 +56,8 @@ from .errors import (
 
 __all__ = [
     "GENERATED_FILENAME",
+    "MEMORY_CHECK_ELEMENTS",
+    "UNTRACED_CALL_FANOUT",
     "ExecutionLimits",
     "RunState",
     "StateToken",
@@ -61,6 +70,10 @@ GENERATED_FILENAME = "<simjudge-generated>"
 """``co_filename`` of every code object compiled from generated source."""
 
 T = TypeVar("T")
+UNTRACED_CALL_FANOUT = 1_000
+"""Loop-free code whose static call bound is at most this runs without the tracer."""
+MEMORY_CHECK_ELEMENTS = 2_000_000
+"""Elements of guarded allocations between two reads of the resident memory."""
 
 
 @dataclass(frozen=True)
@@ -77,11 +90,19 @@ class ExecutionLimits:
         max_int_bits: Largest integer one operation may create.
         max_call_depth: Deepest nesting of generated-function calls (recursion is
             already rejected statically; this is a second line of defence).
+        max_calls: Calls of generated functions (and comprehensions) per call; also
+            the largest static call fan-out the checker accepts.
+        max_op_work: Largest work of one uninterruptible operation, in elementary
+            steps (e.g. ``n**3`` for ``np.linalg.inv`` of an ``n x n`` matrix, the
+            multiply-adds of a matrix product, comparisons times string length for a
+            sort); checked before the operation runs.
         max_memory_mb: Growth of the process's peak resident memory allowed during
             one call; in subprocess mode, also the child's address-space headroom.
         max_output_chars: ``print`` output kept per call (the rest is dropped).
         kill_grace_s: Subprocess mode: extra time before the child is killed.
         startup_timeout_s: Subprocess mode: time allowed to start the child.
+        check_timeout_s: Subprocess mode: time allowed for the child's own static
+            check and compilation of the source.
     """
 
     time_limit_s: float = 0.5
@@ -89,10 +110,13 @@ class ExecutionLimits:
     max_alloc_elements: int = 1_000_000
     max_int_bits: int = 10_000
     max_call_depth: int = 32
+    max_calls: int = 100_000
+    max_op_work: int = 50_000_000
     max_memory_mb: float = 512.0
     max_output_chars: int = 10_000
     kill_grace_s: float = 1.0
     startup_timeout_s: float = 60.0
+    check_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -117,7 +141,12 @@ class StateToken:
 
 
 class RunState:
-    """Per-call execution state and the trace functions that enforce the limits."""
+    """Execution state and trace functions of one call; reused across calls.
+
+    A compiled object keeps a few of these and calls :meth:`begin` before each call
+    (one per concurrent caller), so a call allocates nothing and reads no clock but the
+    deadline's.
+    """
 
     def __init__(
         self,
@@ -125,21 +154,32 @@ class RunState:
         view: object = None,
         primitives: Mapping[str, Callable[..., Any]] | None = None,
         looping: Collection[CodeType] = (),
+        token: StateToken | None = None,
+        traced: bool | None = None,
     ) -> None:
         self.limits = limits
         self.looping = looping
+        self.traced = bool(looping) if traced is None else traced
+        self.token = token if token is not None else StateToken()
+        self._mem_limit_kb = limits.max_memory_mb * 1024
+        self.begin(view, primitives)
+
+    def begin(
+        self, view: object, primitives: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
+        """Reset the counters and start the clock for a call on ``view``."""
         self.view = view
-        self.token = StateToken()
         self.primitives: Mapping[str, Callable[..., Any]] = primitives or {}
-        self.deadline = time.perf_counter() + limits.time_limit_s
+        self.deadline = time.perf_counter() + self.limits.time_limit_s
         self.steps = 0
+        self.calls = 0
         self.depth = 0
         self.paused = False
         self.return_line: int | None = None
         self.output: list[str] = []
         self._output_chars = 0
-        self._mem_base_kb = _peak_rss_kb()
-        self._mem_limit_kb = limits.max_memory_mb * 1024
+        self._noted = 0.0
+        self._mem_base_kb: float | None = _rss_kb() if self.traced else None
 
     # -- limits ---------------------------------------------------------------------
 
@@ -157,13 +197,26 @@ class RunState:
             )
 
     def check_memory(self) -> None:
-        """Raise if peak resident memory grew more than allowed during this call."""
-        grown = _peak_rss_kb() - self._mem_base_kb
-        if grown > self._mem_limit_kb:
+        """Raise if resident memory grew more than allowed during this call."""
+        now = _rss_kb()
+        if self._mem_base_kb is None:
+            self._mem_base_kb = now
+            return
+        if now - self._mem_base_kb > self._mem_limit_kb:
             raise CodeResourceError(
                 f"the code used more than {self.limits.max_memory_mb:g} MB of memory; "
                 "avoid building large lists or arrays"
             )
+
+    def note_alloc(self, elements: float) -> None:
+        """Count a guarded allocation; read the memory every ``MEMORY_CHECK_ELEMENTS``."""
+        if self._mem_base_kb is None:
+            self._mem_base_kb = _rss_kb()
+        self._noted += elements
+        if self._noted > MEMORY_CHECK_ELEMENTS:
+            self._noted = 0.0
+            self.check_memory()
+            self.check()
 
     @contextmanager
     def paused_clock(self) -> Iterator[None]:
@@ -175,7 +228,8 @@ class RunState:
         finally:
             self.paused = False
             self.deadline += time.perf_counter() - start
-            self._mem_base_kb = _peak_rss_kb()
+            if self._mem_base_kb is not None:
+                self._mem_base_kb = _rss_kb()
 
     def write(self, text: str) -> None:
         """Keep ``print`` output up to ``max_output_chars``."""
@@ -184,16 +238,29 @@ class RunState:
             self.output.append(text[:room])
             self._output_chars += min(len(text), room)
 
+    @property
+    def output_room(self) -> int:
+        """Characters of ``print`` output still kept."""
+        return max(self.limits.max_output_chars - self._output_chars, 0)
+
     # -- trace functions -------------------------------------------------------------
 
     def global_trace(self, frame: FrameType, event: str, arg: object) -> Any:
         """Called on every new Python frame of this thread while the code runs."""
         if frame.f_code.co_filename == GENERATED_FILENAME:
             self.depth += 1
+            self.calls += 1
             if self.depth > self.limits.max_call_depth:
                 raise CodeResourceError(
                     f"function calls nested deeper than {self.limits.max_call_depth} levels"
                 )
+            if self.calls > self.limits.max_calls:
+                raise CodeTimeoutError(
+                    f"the code made more than {self.limits.max_calls} calls of its own "
+                    "functions (or comprehensions); call helpers once and reuse results"
+                )
+            if not self.calls & 15:
+                self.check()
             if frame.f_code in self.looping:
                 frame.f_trace_opcodes = True
             else:
@@ -250,7 +317,7 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
     previous_run = getattr(_tls, "run", None)
     previous_trace = sys.gettrace()
     _tls.run = run
-    if run.looping:
+    if run.traced:
         sys.settrace(run.global_trace)
     try:
         result = body()
@@ -277,12 +344,28 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
             generated_line(exc.__traceback__),
         ) from exc
     finally:
-        if run.looping:
+        if run.traced:
             sys.settrace(previous_trace)
         _tls.run = previous_run
 
 
-def _peak_rss_kb() -> float:
+_statm: list[int] = []  # [pid, fd] of this process's /proc/self/statm
+_PAGE_KB = (os.sysconf("SC_PAGE_SIZE") // 1024) if hasattr(os, "sysconf") else 4
+
+
+def _rss_kb() -> float:
+    """Current resident memory (Linux ``/proc``), else the peak from ``getrusage``."""
+    pid = os.getpid()
+    if not _statm or _statm[0] != pid:
+        try:
+            _statm[:] = [pid, os.open("/proc/self/statm", os.O_RDONLY)]
+        except OSError:
+            _statm[:] = [pid, -1]
+    if _statm[1] >= 0:
+        try:
+            return float(int(os.pread(_statm[1], 128, 0).split()[1]) * _PAGE_KB)
+        except (OSError, ValueError, IndexError):
+            pass
     if resource is None:  # pragma: no cover - Windows
         return 0.0
     usage = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -1,29 +1,48 @@
 """Subprocess mode: run compiled generated code in a separate, bounded process.
 
-A :class:`SandboxWorker` starts one child with the ``spawn`` start method (a fresh
-interpreter: no inherited simulator, threads or file handles beyond its pipe). The
-child recompiles the same source with the same limits, lowers its address-space
-limit (``RLIMIT_AS`` = its size after start-up + ``max_memory_mb``) and disables
-core dumps, then serves calls over a pipe: the parent sends a *snapshot* of the
-state (the caller's view object, which must be picklable), the child runs the
-in-process machinery (static checks, guards, tracer) and sends back the result or
-the typed error. If the child does not answer within ``time_limit_s +
-kill_grace_s`` (e.g. stuck inside one C call), the parent kills it and raises
-:class:`CodeTimeoutError`; if it dies (e.g. out of memory), :class:`CodeResourceError`.
-The next call starts a new child. This is resource isolation, not an OS sandbox:
-the allowlist remains the security boundary.
+A :class:`SandboxWorker` starts one child: a fresh interpreter (``sys.executable``, its
+own session, one thread for numpy) that inherits no simulator, threads or file handles
+beyond its socket, and does not re-import the caller's ``__main__``. Before it reads the
+generated source, the child
+
+- lowers its address-space limit (``RLIMIT_AS`` = its size after start-up +
+  ``max_memory_mb``) and disables core dumps;
+- leaves the network: ``unshare(CLONE_NEWNET)`` gives it an empty network namespace
+  where the kernel allows it (root or user namespaces); where it does not, the reason is
+  recorded in :attr:`SandboxWorker.isolation` and the run goes on without it;
+
+then runs the static check and compiles the source itself, under ``check_timeout_s``
+(so a source that is slow to check cannot stall the parent), and serves calls over the
+pipe. Before each call it sets ``RLIMIT_CPU`` to its CPU time so far plus the call's
+budget (the kernel kills it past that). The parent waits at most ``time_limit_s +
+kill_grace_s`` for an answer and kills the child otherwise (:class:`CodeTimeoutError`);
+a child that dies (out of memory, CPU limit, crash) is a :class:`CodeResourceError` or
+:class:`CodeTimeoutError`, never a crash of the parent. The next call starts a new child.
+
+Views: a picklable view (a snapshot object) is sent to the child with each call. A live
+view (:class:`~simjudge.envs.state_api.StateView`, which holds the simulator) never leaves
+the parent: the parent evaluates, on the live view, every state API call the code makes
+with constant arguments (known from the static check) and sends the answers along;
+any other state API call is answered by the parent on request during the call (the
+arguments are bounded: short names, small point lists). The generated code never runs in
+the parent. This is resource isolation plus the allowlist, not a full OS sandbox.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import ctypes
 import os
 import pickle
+import socket
+import subprocess
+import sys
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .bindings import RemoteView, check_api_args, detach
 from .errors import (
     CodeResourceError,
     CodeRuntimeError,
@@ -33,9 +52,20 @@ from .errors import (
 from .runtime import ExecutionLimits
 from .syntax import Kind
 
-__all__ = ["SandboxWorker"]
+__all__ = ["MAX_MESSAGE_BYTES", "SandboxWorker", "child_main", "is_live_view"]
 
 _Spec = tuple[Kind, str, dict[str, Callable[..., Any]], ExecutionLimits]
+MAX_MESSAGE_BYTES = 64 * 2**20
+"""Largest message the parent accepts from the child (results, state API requests)."""
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+
+
+def is_live_view(view: object) -> bool:
+    """Whether ``view`` is a live state view (it stays in the parent; calls are snapshotted)."""
+    from ..state_api import StateView
+
+    return isinstance(view, StateView) or bool(getattr(view, "__simjudge_live_view__", False))
 
 
 class SandboxWorker:
@@ -44,9 +74,16 @@ class SandboxWorker:
     Args:
         kind: ``"reward"`` or ``"success"`` (primitive blocks need the live
             environment and always run in-process).
-        source: The generated source (already checked by the parent).
+        source: The generated source (checked again by the child).
         api: State API functions; must be picklable (module-level functions).
         limits: Bounds applied in the child, plus the hard kill timeout.
+        constant_calls: State API calls with constant arguments (``(name, args)`` with
+            ``None`` for ``self``), prefetched on live views.
+
+    Attributes:
+        isolation: What the child could set up: ``{"rlimit_as": ..., "network": ...}``
+            (strings; ``"isolated"`` or the reason it is not), filled when it starts.
+        last_output: ``print`` output of the last call.
     """
 
     def __init__(
@@ -55,9 +92,16 @@ class SandboxWorker:
         source: str,
         api: Mapping[str, Callable[..., Any]],
         limits: ExecutionLimits,
+        constant_calls: tuple[tuple[str, tuple[object, ...]], ...] = (),
     ) -> None:
         if kind not in ("reward", "success"):
             raise ValueError(f"subprocess mode supports 'reward' and 'success', not {kind!r}")
+        in_main = [n for n, fn in api.items() if getattr(fn, "__module__", "") == "__main__"]
+        if in_main:
+            raise TypeError(
+                f"subprocess mode imports the state API functions in a fresh interpreter; "
+                f"{', '.join(in_main)} are defined in __main__: move them to a module"
+            )
         try:
             pickle.dumps(dict(api))
         except Exception as exc:
@@ -66,70 +110,161 @@ class SandboxWorker:
                 f"functions or picklable callables): {exc}"
             ) from exc
         self._spec: _Spec = (kind, source, dict(api), limits)
+        self._api = dict(api)
         self._limits = limits
+        self._constant_calls = constant_calls
         self._proc: Any = None
         self._conn: Connection | None = None
         self._finalizer: weakref.finalize | None = None
+        self.isolation: dict[str, str] = {}
         self.last_output = ""
+
+    # -- calls ------------------------------------------------------------------------
 
     def call(self, view: object) -> Any:
         """Evaluate on a snapshot of ``view``; returns what the compiled code returns."""
-        if self._proc is None or not self._proc.is_alive():
+        live = is_live_view(view)
+        table = self._prefetch(view) if live else None
+        if not live:
+            try:
+                payload = pickle.dumps(("call", view, None))
+            except Exception as exc:
+                raise TypeError(
+                    "subprocess mode needs a picklable view snapshot or a live StateView "
+                    f"(env.unwrapped.view): {exc}"
+                ) from exc
+        else:
+            payload = pickle.dumps(("call", None, table))
+        if self._proc is None or self._proc.poll() is not None:
             self._start()
         assert self._conn is not None
+        self._conn.send_bytes(payload)
+        deadline = time.monotonic() + self._limits.time_limit_s + self._limits.kill_grace_s
+        while True:
+            message = self._receive(deadline)
+            if message[0] == "api":
+                self._answer(view if live else None, message)
+                continue
+            status, result, output = message
+            self.last_output = output
+            if status == "ok":
+                return result
+            raise result
+
+    def _prefetch(self, view: object) -> dict[Any, tuple[str, Any]]:
+        table: dict[Any, tuple[str, Any]] = {}
+        for name, args in self._constant_calls:
+            fn = self._api.get(name)
+            if fn is None:
+                continue
+            try:
+                table[(name, args[1:])] = ("ok", detach(fn(view, *args[1:])))
+            except Exception as exc:  # noqa: BLE001 - reported if and when the code calls it
+                table[(name, args[1:])] = ("err", f"{type(exc).__name__}: {exc}")
+        return table
+
+    def _answer(self, view: object, message: tuple[Any, ...]) -> None:
+        """Serve one state API request of the child on the live view."""
+        assert self._conn is not None
+        _, name, args, kwargs = message
         try:
-            self._conn.send(("call", view))
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            raise TypeError(f"subprocess mode needs a picklable view snapshot: {exc}") from exc
-        timeout = self._limits.time_limit_s + self._limits.kill_grace_s
-        if not self._conn.poll(timeout):
+            if view is None or name not in self._api:
+                raise CodeRuntimeError(f"{name}() is not available on this view")
+            check_api_args(name, args, kwargs)
+            reply: tuple[str, Any] = ("ok", detach(self._api[name](view, *args, **kwargs)))
+        except GeneratedCodeError as exc:
+            reply = ("err", exc)
+        except Exception as exc:  # noqa: BLE001 - the state API's errors go back to the code
+            reply = ("err", CodeRuntimeError(f"{name}() failed: {type(exc).__name__}: {exc}"))
+        self._conn.send_bytes(pickle.dumps(reply))
+
+    def _receive(self, deadline: float) -> tuple[Any, ...]:
+        assert self._conn is not None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not self._conn.poll(remaining):
+            timeout = self._limits.time_limit_s + self._limits.kill_grace_s
             self.close()
             raise CodeTimeoutError(
                 f"the code did not finish within {timeout:g} s and its process was killed; "
                 "check for infinite loops or very heavy computation"
             )
         try:
-            status, payload, output = self._conn.recv()
-        except (EOFError, OSError):
-            code = self._proc.exitcode if self._proc is not None else None
+            data = self._conn.recv_bytes(MAX_MESSAGE_BYTES)
+            message = pickle.loads(data)  # noqa: S301 - our own child's reply, size-bounded
+        except (EOFError, OSError) as exc:
+            raise self._death(exc) from None
+        if not isinstance(message, tuple) or not message:
             self.close()
-            raise CodeResourceError(
-                f"the sandbox process died (exit code {code}); the code probably exceeded "
-                f"the memory limit of {self._limits.max_memory_mb:g} MB"
-            ) from None
-        self.last_output = output
-        if status == "ok":
-            return payload
-        raise payload
+            raise CodeRuntimeError("the sandbox process sent an invalid reply")
+        return message
+
+    def _death(self, exc: BaseException) -> GeneratedCodeError:
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=2.0)
+            except subprocess.TimeoutExpired:
+                code = None
+        self.close()
+        if isinstance(exc, OSError) and "too long" in str(exc).lower():
+            return CodeResourceError(
+                f"the result is larger than {MAX_MESSAGE_BYTES // 2**20} MB; return a number"
+            )
+        if code == -24:  # SIGXCPU: RLIMIT_CPU
+            return CodeTimeoutError(
+                f"the code used more CPU time than allowed ({self._limits.time_limit_s:g} s) "
+                "and its process was stopped"
+            )
+        return CodeResourceError(
+            f"the sandbox process died (exit code {code}); the code probably exceeded "
+            f"the memory limit of {self._limits.max_memory_mb:g} MB or crashed the interpreter"
+        )
+
+    # -- process ----------------------------------------------------------------------
 
     def _start(self) -> None:
         self.close()
-        ctx = mp.get_context("spawn")
-        parent, child = ctx.Pipe(duplex=True)
-        proc = ctx.Process(
-            target=_worker_main, args=(child, self._spec), daemon=True, name="simjudge-codegen"
-        )
-        proc.start()
-        child.close()
-        self._proc, self._conn = proc, parent
-        self._finalizer = weakref.finalize(self, _shutdown, proc, parent)
-        if not parent.poll(self._limits.startup_timeout_s):
-            self.close()
-            raise CodeTimeoutError(
-                f"the sandbox process did not start within {self._limits.startup_timeout_s:g} s"
-            )
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        command = [
+            sys.executable,
+            "-c",
+            f"from simjudge.envs.codegen.sandbox import child_main; child_main({theirs.fileno()})",
+        ]
         try:
-            status, payload = parent.recv()
-        except (EOFError, OSError):
-            code = proc.exitcode
-            self.close()
-            raise CodeResourceError(
-                f"the sandbox process died while starting (exit code {code}); the 'spawn' "
-                "start method re-imports __main__, so run from a file, not stdin"
-            ) from None
-        if status != "ready":
-            self.close()
-            raise payload
+            proc = subprocess.Popen(
+                command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, env=env, start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        conn = Connection(ours.detach())
+        self._proc, self._conn = proc, conn
+        self._finalizer = weakref.finalize(self, _shutdown, proc, conn)
+        conn.send_bytes(pickle.dumps(list(sys.path)))
+        conn.send_bytes(pickle.dumps(self._spec))
+        for stage, timeout in (
+            ("started", self._limits.startup_timeout_s),
+            ("ready", self._limits.check_timeout_s),
+        ):
+            if not conn.poll(timeout):
+                self.close()
+                what = "start" if stage == "started" else "check and compile the code"
+                raise CodeTimeoutError(f"the sandbox process did not {what} within {timeout:g} s")
+            try:
+                status, payload = pickle.loads(conn.recv_bytes(MAX_MESSAGE_BYTES))  # noqa: S301
+            except (EOFError, OSError):
+                code = proc.poll()
+                self.close()
+                raise CodeResourceError(
+                    f"the sandbox process died while starting (exit code {code})"
+                ) from None
+            if status == "error":
+                self.close()
+                raise payload
+            if status == "started":
+                self.isolation = dict(payload)
 
     def close(self) -> None:
         """Stop the child process (it is restarted by the next call)."""
@@ -143,26 +278,32 @@ class SandboxWorker:
             finalizer()
 
 
-def _shutdown(proc: Any, conn: Connection) -> None:
+def _shutdown(proc: subprocess.Popen[bytes], conn: Connection) -> None:
     try:
         conn.close()
     finally:
-        if proc.is_alive():
+        if proc.poll() is None:
             proc.kill()
-        proc.join(timeout=2.0)
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a kill is not refused
+            pass
 
 
-def _apply_rlimits(limits: ExecutionLimits) -> None:
+# -- child side -------------------------------------------------------------------------
+
+
+def _apply_rlimits(limits: ExecutionLimits) -> str:
     try:
         import resource
     except ImportError:  # pragma: no cover - Windows: only the parent's kill protects
-        return
+        return "not available (no resource module)"
     try:
         with open("/proc/self/statm") as statm:
             pages = int(statm.read().split()[0])
         size = pages * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
-        return  # no /proc (e.g. macOS): only the parent's kill protects
+        return "not available (no /proc); only the parent's kill protects"
     cap = int(size + limits.max_memory_mb * 2**20)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
@@ -170,31 +311,84 @@ def _apply_rlimits(limits: ExecutionLimits) -> None:
     try:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError) as exc:
+        return f"not set: {exc}"
+    return f"{cap // 2**20} MB"
+
+
+def _leave_network() -> str:
+    """Move this process into an empty network namespace, or say why it cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        unshare = libc.unshare
+    except (OSError, AttributeError) as exc:
+        return f"not isolated: unshare is not available ({exc})"
+    if unshare(_CLONE_NEWNET) == 0:
+        return "isolated"
+    first = os.strerror(ctypes.get_errno())
+    if unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
+        return "isolated (user namespace)"
+    second = os.strerror(ctypes.get_errno())
+    return f"not isolated: unshare(CLONE_NEWNET) failed ({first}; with a user namespace: {second})"
+
+
+def _limit_cpu(limits: ExecutionLimits) -> None:
+    """Let the kernel stop this process after the call's CPU budget (``RLIMIT_CPU``)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = usage.ru_utime + usage.ru_stime
+    soft = int(used + limits.time_limit_s + limits.kill_grace_s) + 2
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
     except (ValueError, OSError):
         pass
 
 
-def _worker_main(conn: Connection, spec: _Spec) -> None:
-    """Child entry point: compile, apply limits, serve calls until the pipe closes."""
+def child_main(fd: int) -> None:
+    """Child entry point: limit itself, check and compile, serve calls until the pipe closes."""
+    conn = Connection(fd)
+    sys.path[:] = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's sys.path
+    kind, source, api, limits = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent
     from .compiler import CompiledReward, CompiledSuccess
 
-    kind, source, api, limits = spec
+    isolation = {"rlimit_as": _apply_rlimits(limits), "network": _leave_network()}
+    conn.send_bytes(pickle.dumps(("started", isolation)))
     cls = CompiledReward if kind == "reward" else CompiledSuccess
     try:
         compiled = cls(source, api, limits=limits, mode="inprocess")
     except GeneratedCodeError as exc:
-        conn.send(("error", exc))
+        conn.send_bytes(pickle.dumps(("error", exc)))
         return
-    _apply_rlimits(limits)
-    conn.send(("ready", None))
+    except (MemoryError, RecursionError) as exc:
+        error = CodeResourceError(f"the code cannot be compiled ({type(exc).__name__})")
+        conn.send_bytes(pickle.dumps(("error", error)))
+        return
+    conn.send_bytes(pickle.dumps(("ready", None)))
+
+    def ask(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        conn.send_bytes(pickle.dumps(("api", name, args, kwargs)))
+        status, value = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's reply
+        if status == "ok":
+            return value
+        raise value
+
     while True:
         try:
-            message = conn.recv()
+            _, view, table = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent
         except (EOFError, OSError):
             return
+        if table is not None:
+            view = RemoteView(table, ask)
+        _limit_cpu(limits)
         reply: tuple[str, Any, str]
         try:
-            reply = ("ok", compiled(message[1]), compiled.last_output)
+            reply = ("ok", compiled(view), compiled.last_output)
         except GeneratedCodeError as exc:
             reply = ("err", exc, compiled.last_output)
         except MemoryError:
@@ -202,6 +396,9 @@ def _worker_main(conn: Connection, spec: _Spec) -> None:
         except Exception as exc:
             reply = ("err", CodeRuntimeError(f"{type(exc).__name__}: {exc}"), "")
         try:
-            conn.send(reply)
+            data = pickle.dumps(reply)
         except Exception as exc:
-            conn.send(("err", CodeRuntimeError(f"the result could not be sent back: {exc}"), ""))
+            data = pickle.dumps(
+                ("err", CodeRuntimeError(f"the result could not be sent back: {exc}"), "")
+            )
+        conn.send_bytes(data)

@@ -21,6 +21,7 @@ __all__ = [
     "bound_names",
     "const_int",
     "cycle_from",
+    "find_cycles",
     "is_np_linalg",
     "literal_length",
 ]
@@ -139,3 +140,33 @@ def cycle_from(start: str, edges: dict[str, set[str]]) -> list[str] | None:
                 parents[callee] = current
                 frontier.append(callee)
     return None
+
+
+def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One call path per back edge of the call graph (linear time, no recursion).
+
+    Each path starts at the function that is called again: ``[f, g]`` for ``f -> g -> f``.
+    """
+    white, grey, black = 0, 1, 2
+    colour = dict.fromkeys(edges, white)
+    cycles: list[list[str]] = []
+    for root in sorted(edges):
+        if colour[root] != white:
+            continue
+        path: list[str] = [root]
+        iters = [iter(sorted(edges[root]))]
+        colour[root] = grey
+        while iters:
+            callee = next(iters[-1], None)
+            if callee is None:
+                colour[path.pop()] = black
+                iters.pop()
+                continue
+            state = colour.get(callee, black)
+            if state == grey:
+                cycles.append(path[path.index(callee):])
+            elif state == white:
+                colour[callee] = grey
+                path.append(callee)
+                iters.append(iter(sorted(edges[callee])))
+    return cycles

@@ -4,9 +4,14 @@ The rewrite keeps every node's line number, so errors point at the submitted
 source. After it:
 
 - ``a <op> b`` becomes ``__sj_binop("<op>", a, b)`` (sizes checked before the work);
-- ``a < b`` (and ``<= > >= == !=``, also chained) becomes ``__sj_compare``/``__sj_chain``
-  (chained operands are evaluated eagerly, which only matters for side effects);
-- ``x[k]`` (load) becomes ``__sj_getitem(x, k)`` and slices become ``__sj_slice(...)``;
+- ``a < b`` (and ``<= > >= == != in not in``, also chained, ``is`` inside chains) becomes
+  ``__sj_compare``/``__sj_chain`` (chained operands are evaluated eagerly, which only
+  matters for side effects);
+- ``x[k]`` (load) becomes ``__sj_getitem(x, k)``, ``x[k] = v`` becomes
+  ``__sj_setitem(x, k, v)``, ``del x[k]`` becomes ``__sj_delitem(x, k)`` and slices
+  become ``__sj_slice(...)``;
+- set members and dict keys (displays and comprehensions) pass through ``__sj_key``,
+  which refuses tuples nested too deeply to hash safely;
 - ``x <op>= v`` becomes ``x = __sj_binop(...)`` and ``x[k] <op>= v`` becomes
   ``__sj_augitem(x, k, "<op>", v)``: augmented assignment is evaluated out of place;
 - ``obj.attr`` and ``obj.m(...)`` become ``__sj_getattr``/``__sj_callmethod`` unless
@@ -36,6 +41,7 @@ _OPERATORS: dict[type, str] = {
 # fmt: off
 _COMPARISONS: dict[type, str] = {
     ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
 }
 # fmt: on
 
@@ -73,8 +79,8 @@ class GuardTransformer(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.expr:
         """Route ordering and equality comparisons through the guards."""
         self.generic_visit(node)
-        if not all(type(op) in _COMPARISONS for op in node.ops):
-            return node  # `in`, `is` and mixed chains stay native
+        if all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
+            return node  # identity tests are cheap and stay native
         ops = [_COMPARISONS[type(op)] for op in node.ops]
         if len(ops) == 1:
             return _helper(
@@ -83,10 +89,56 @@ class GuardTransformer(ast.NodeTransformer):
         return _helper("__sj_chain", [_const(tuple(ops), node), node.left, *node.comparators], node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
-        """Guard item reads; writes stay native."""
+        """Guard item reads (stores and deletes are rewritten by their statements)."""
         self.generic_visit(node)
         if isinstance(node.ctx, ast.Load):
             return _helper("__sj_getitem", [node.value, node.slice], node)
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.stmt:
+        """``x[k] = v`` (the only item store the checker accepts) goes through the guard."""
+        self.generic_visit(node)
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Subscript):
+            call = _helper("__sj_setitem", [target.value, target.slice, node.value], node)
+            return ast.copy_location(ast.Expr(value=call), node)
+        return node
+
+    def visit_Delete(self, node: ast.Delete) -> list[ast.stmt]:
+        """``del x[k]`` goes through the guard (one statement per target)."""
+        self.generic_visit(node)
+        out: list[ast.stmt] = []
+        for target in node.targets:
+            if isinstance(target, ast.Subscript):
+                call = _helper("__sj_delitem", [target.value, target.slice], target)
+                out.append(ast.copy_location(ast.Expr(value=call), node))
+            else:
+                out.append(ast.copy_location(ast.Delete(targets=[target]), node))
+        return out
+
+    def visit_Set(self, node: ast.Set) -> ast.expr:
+        """Set members are hash-checked."""
+        self.generic_visit(node)
+        node.elts = [e if isinstance(e, ast.Starred) else _helper("__sj_key", [e], e)
+                     for e in node.elts]
+        return node
+
+    def visit_SetComp(self, node: ast.SetComp) -> ast.expr:
+        """Set members are hash-checked."""
+        self.generic_visit(node)
+        node.elt = _helper("__sj_key", [node.elt], node.elt)
+        return node
+
+    def visit_Dict(self, node: ast.Dict) -> ast.expr:
+        """Dict keys are hash-checked."""
+        self.generic_visit(node)
+        node.keys = [k if k is None else _helper("__sj_key", [k], k) for k in node.keys]
+        return node
+
+    def visit_DictComp(self, node: ast.DictComp) -> ast.expr:
+        """Dict keys are hash-checked."""
+        self.generic_visit(node)
+        node.key = _helper("__sj_key", [node.key], node.key)
         return node
 
     def visit_Slice(self, node: ast.Slice) -> ast.expr:
@@ -164,6 +216,18 @@ def compile_guarded(tree: ast.Module) -> CodeType:
 
 
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_BACKWARD = frozenset(code for name, code in dis.opmap.items() if "BACKWARD" in name)
+"""Python >= 3.11: every backward jump (JUMP_BACKWARD*, 3.11's POP_JUMP_BACKWARD_IF_*)."""
+
+
+def _has_backward_jump(code: CodeType) -> bool:
+    if _BACKWARD:
+        ops = code.co_code[::2]
+        return any(op in ops for op in _BACKWARD)
+    return any(
+        ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval <= ins.offset
+        for ins in dis.get_instructions(code)
+    )
 
 
 def looping_code_objects(code: CodeType) -> frozenset[CodeType]:
@@ -177,8 +241,6 @@ def looping_code_objects(code: CodeType) -> frozenset[CodeType]:
     while stack:
         current = stack.pop()
         stack.extend(c for c in current.co_consts if isinstance(c, CodeType))
-        for ins in dis.get_instructions(current):
-            if ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval <= ins.offset:
-                found.add(current)
-                break
+        if _has_backward_jump(current):
+            found.add(current)
     return frozenset(found)

@@ -1,0 +1,1 @@
+"""The hostile corpus of generated code and its outer-process harness."""
