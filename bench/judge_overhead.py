@@ -3,20 +3,26 @@
 The wrapped env is ``JudgeRecord(env, JudgePanel([code success judge, privileged progress
 judge]))``: the proposal's success condition compiled from generated code (allowlist,
 guards, time limit) and the ground-truth Φ, with every signal, the privileged state summary
-and the streaming OPD metrics recorded (in memory). Both envs replay the same random
+and the OPD metrics recorded (in memory). A second wrapped env records a panel of 4 judges
+(code success, privileged, generated reward code, noisy privileged) and is measured in the
+same alternating rounds (``panel-4 ratio``). Both envs replay the same random
 actions (suction off, the common case of reward subtasks) over episodes of the task's
-horizon, resets included; the measurements alternate in rounds so machine noise hits both
-alike. Prints steps/s of both (medians), per-step overhead, the judges' own time per
+horizon, resets included; the measurements alternate in chunks of ``--chunk`` steps (one
+episode by default) within each round, so machine noise hits all envs alike. Prints steps/s of both (medians), per-step overhead, the judges' own time per
 observe, the in-run split (the share of the wrapped env's time spent in the bare env's own
 ``step``/``reset``, timed as they happen, robust to load) and ``ratio: X`` = the median over
 rounds of wrapped ÷ bare steps/s of the same round (target ≥ 0.95).
 
 Time is the process's CPU time by default (``--clock cpu``): physics runs in-process, and
 CPU time is what the judges add, whereas wall time on a shared machine mostly measures
-other people's jobs. ``--clock wall`` measures wall time.
+other people's jobs. ``--clock wall`` measures wall time. The same clock times each judge's
+fast path (µs per observe, an instrumented pass after the rounds) and the rates.
+
+``--success-every K`` checks the success-type judge (the generated success code) only every K
+steps and on each episode's last step (Φ stays every step); the default 1 judges every step.
 
 Usage: ``python bench/judge_overhead.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 7]
-[--clock cpu|wall]``
+[--clock cpu|wall] [--success-every 1] [--chunk 100]``
 """
 
 from __future__ import annotations
@@ -27,7 +33,14 @@ import time
 
 import numpy as np
 
-from simjudge.judges import CodeSuccessJudge, JudgePanel, JudgeRecord, PrivilegedProgressJudge
+from simjudge.judges import (
+    CodeRewardJudge,
+    CodeSuccessJudge,
+    JudgePanel,
+    JudgeRecord,
+    PrivilegedProgressJudge,
+    make_judge,
+)
 from simjudge.tasks.spec import load_task, make_task_env
 
 
@@ -45,6 +58,18 @@ def success_code(task: str) -> str:
     )
 
 
+def reward_code(task: str) -> str:
+    """A generated-style reward: distance from the suction point to the task's object."""
+    goal = load_task(task).goal
+    obj = goal.object if goal is not None else load_task(task).object
+    return (
+        "def _compute_reward(self):\n"
+        "    eef = get_eef_pos(self)[0]\n"
+        f'    distance = np.linalg.norm(eef - get_position(self, "{obj}"))\n'
+        "    return -distance, distance < 0.02\n"
+    )
+
+
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
@@ -57,6 +82,23 @@ def _rate(env, actions: np.ndarray, clock=time.process_time) -> float:
         if terminated or truncated:
             env.reset(seed=0)
     return len(actions) / (clock() - start)
+
+
+def _round_rates(envs, actions: np.ndarray, clock, chunk: int) -> list[float]:
+    """Steps/s of each env over ``actions``, the envs taking turns every ``chunk`` steps."""
+    spent = [0.0] * len(envs)
+    for env in envs:
+        env.reset(seed=0)
+    for start in range(0, len(actions), chunk):
+        part = actions[start : start + chunk]
+        for k, env in enumerate(envs):
+            t0 = clock()
+            for action in part:
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    env.reset(seed=0)
+            spent[k] += clock() - t0
+    return [len(actions) / s for s in spent]
 
 
 def _split(wrapped, actions: np.ndarray, clock=time.process_time) -> float:
@@ -92,6 +134,29 @@ def _split(wrapped, actions: np.ndarray, clock=time.process_time) -> float:
     return spent[0] / total
 
 
+def _member_us(wrapped, actions: np.ndarray, clock) -> dict[str, float]:
+    """µs per fast-path observe of each panel member, timed with ``clock`` in one pass."""
+    spent: dict[str, float] = {}
+    members = wrapped.judge.judges
+    for name, member in members.items():
+        method = member.observe_fast
+
+        def timed(*args, _method=method, _name=name):
+            start = clock()
+            try:
+                return _method(*args)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + clock() - start
+
+        member.observe_fast = timed
+    try:
+        _rate(wrapped, actions, clock)
+    finally:
+        for member in members.values():
+            del member.observe_fast
+    return {name: 1e6 * seconds / len(actions) for name, seconds in spent.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -100,36 +165,60 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    parser.add_argument("--success-every", type=int, default=1)
+    parser.add_argument("--chunk", type=int, default=100, help="steps per turn")
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
+    every = args.success_every
 
     bare = make_task_env(args.task)
     judge = JudgePanel([CodeSuccessJudge(success_code(args.task)), PrivilegedProgressJudge()])
-    wrapped = JudgeRecord(make_task_env(args.task), judge)
+    wrapped = JudgeRecord(make_task_env(args.task), judge, success_every=every)
+    four = JudgeRecord(
+        make_task_env(args.task),
+        JudgePanel(
+            [
+                CodeSuccessJudge(success_code(args.task)),
+                PrivilegedProgressJudge(),
+                CodeRewardJudge(reward_code(args.task)),
+                make_judge("noisy:sigma=0.05,seed=1"),
+            ]
+        ),
+        success_every=every,
+    )
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0
-    _rate(bare, actions[:200])  # warm up both (imports, caches, compiled code)
-    _rate(wrapped, actions[:200])
-    bare_rates, wrapped_rates, ratios = [], [], []
+    for env in (bare, wrapped, four):  # warm up (imports, caches, compiled code)
+        _rate(env, actions[:200])
+    bare_rates, wrapped_rates, four_rates, ratios, four_ratios = [], [], [], [], []
     for _ in range(args.rounds):
-        bare_rates.append(_rate(bare, actions, clock))
-        wrapped_rates.append(_rate(wrapped, actions, clock))
+        rates = _round_rates([bare, wrapped, four], actions, clock, max(1, args.chunk))
+        bare_rates.append(rates[0])
+        wrapped_rates.append(rates[1])
+        four_rates.append(rates[2])
         ratios.append(wrapped_rates[-1] / bare_rates[-1])
+        four_ratios.append(four_rates[-1] / bare_rates[-1])
     bare_rate = statistics.median(bare_rates)
     wrapped_rate = statistics.median(wrapped_rates)
     split = statistics.median(_split(wrapped, actions, clock) for _ in range(3))
-    stats = {name: member.stats["observe"] for name, member in judge.judges.items()}
-    wrapped.close()
-    bare.close()
+    member_us = _member_us(wrapped, actions, clock)
+    four_us = _member_us(four, actions, clock)
+    for env in (four, wrapped, bare):
+        env.close()
 
     print(f"task: {args.task}  horizon: {bare.horizon}  rounds: {args.rounds}  "
-          f"steps/round: {args.steps}  clock: {args.clock}")
+          f"steps/round: {args.steps}  clock: {args.clock}  success every: {every}")
     print(f"bare env steps/s (median):    {bare_rate:,.0f}")
     print(f"wrapped env steps/s (median): {wrapped_rate:,.0f}")
     print(f"overhead per step: {1e6 * (1 / wrapped_rate - 1 / bare_rate):.1f} us")
-    for name, stat in stats.items():
-        print(f"  {name}: {stat.mean_ms * 1000:.1f} us per observe ({stat.calls} calls)")
+    for name, us in member_us.items():
+        print(f"  {name}: {us:.1f} us per observe ({args.clock} clock)")
+    print(f"panel-4 steps/s (median): {statistics.median(four_rates):,.0f}  members: "
+          + ", ".join(f"{name} {us:.1f} us" for name, us in four_us.items()))
+    print(f"panel-4 per-round ratios: {', '.join(f'{r:.3f}' for r in four_ratios)}")
+    print(f"panel-4 ratio: {statistics.median(four_ratios):.3f}")
+    print("learned judge: none registered (no live learned judge in the registry)")
     print(f"per-round ratios: {', '.join(f'{r:.3f}' for r in ratios)}")
     print(f"in-run split (bare env time / wrapped env time): {split:.3f}")
     print(f"ratio: {statistics.median(ratios):.3f}")

@@ -19,10 +19,22 @@ from typing import Any
 import numpy as np
 
 from .backends import BASE_LINK, Backend, BodyQuery
+from .catalogue import ASSETS_DIR
 from .transforms import quat_to_matrix
 from .world import ROBOT_BASE_POSITION
 
 __all__ = ["Attachment", "PandaSuction", "HOME_QPOS"]
+
+PANDA_URDFS: dict[str, str] = {
+    "lowpoly": str(ASSETS_DIR / "robots" / "panda_lowpoly" / "panda.urdf"),
+    "stock": "franka_panda/panda.urdf",
+}
+"""The Panda's URDF by visual: ``lowpoly`` (decimated visual meshes, made by
+``tools/decimate_panda.py``; collision meshes, inertia and joints are the stock robot's, so
+physics is the same) or ``stock`` (pybullet_data's, ~12x the triangles: every CPU-rendered
+frame and the memory of every env paid for them)."""
+PANDA_VISUAL = "lowpoly"
+"""The visual used when :class:`PandaSuction` is given none (a key of :data:`PANDA_URDFS`)."""
 
 HOME_QPOS = np.array([0.0, -0.5, 0.0, -2.2, 0.0, 1.75, 0.785])
 """Arm joint positions at reset: gripper above the table, pointing down."""
@@ -113,6 +125,7 @@ class PandaSuction:
         backend: The physics backend to load into.
         base_position: Where the robot base stands (world).
         base_orientation: Base orientation quaternion (x, y, z, w).
+        visual: ``lowpoly`` or ``stock`` (:data:`PANDA_URDFS`); None = :data:`PANDA_VISUAL`.
     """
 
     ee_link: int = _EE_LINK
@@ -125,10 +138,15 @@ class PandaSuction:
         backend: Backend,
         base_position=ROBOT_BASE_POSITION,
         base_orientation=(0.0, 0.0, 0.0, 1.0),
+        visual: str | None = None,
     ) -> None:
         self.backend = backend
+        visual = PANDA_VISUAL if visual is None else visual
+        if visual not in PANDA_URDFS:
+            raise ValueError(f"visual={visual!r} is not a Panda visual; use one of {list(PANDA_URDFS)}")
+        self.visual = visual
         self.body = backend.load_urdf(
-            "franka_panda/panda.urdf", base_position, base_orientation, fixed_base=True
+            PANDA_URDFS[visual], base_position, base_orientation, fixed_base=True
         )
         infos = backend.joint_infos(self.body)
         self._movable = [j.index for j in infos if j.type != "fixed"]

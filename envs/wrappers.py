@@ -17,6 +17,10 @@ __all__ = ["RecordVideo", "write_video"]
 def write_video(frames: list[np.ndarray], path: str | Path, fps: int = 25) -> Path:
     """Write RGB frames ``(H, W, 3) uint8`` to an mp4 (H.264 via imageio-ffmpeg).
 
+    The encoder runs with x264's ``ultrafast`` preset: ~10x faster than the default
+    ``medium`` for somewhat larger files, so that writing a run's videos does not dominate
+    its execution.
+
     Raises:
         ValueError: ``frames`` is empty or frames differ in shape.
     """
@@ -29,7 +33,14 @@ def write_video(frames: list[np.ndarray], path: str | Path, fps: int = 25) -> Pa
         raise ValueError(f"frames differ in shape {sorted(shapes)}; render from one camera")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = imageio.get_writer(path, fps=fps, codec="libx264", quality=7, macro_block_size=8)
+    writer = imageio.get_writer(
+        path,
+        fps=fps,
+        codec="libx264",
+        quality=7,
+        macro_block_size=8,
+        ffmpeg_params=["-preset", "ultrafast"],
+    )
     with writer:
         for frame in frames:
             writer.append_data(np.asarray(frame, dtype=np.uint8))

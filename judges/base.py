@@ -10,6 +10,15 @@ alone and callers get a :class:`NotImplementedError` naming the judge and what i
 Life cycle of a live judge: ``reset(context)``, then ``observe(transition)`` for the reset
 state (step 0, ``action=None``) and for every step after it.
 
+**Fast path** (what the wrappers use on every step): :meth:`Judge.observe_fast` returns a
+:data:`~simjudge.judges.signals.FastSignal` ``(reward, phi, verdict code, note)``; the full
+:class:`JudgeSignal` (reason, details) is built from it only when asked for
+(:meth:`Judge.explain`: episode files, ``info["judge"]``). A judge with a cheap way to its
+numbers overrides ``_fast`` and ``_explain`` (and keeps ``_observe`` giving the same signal);
+any other judge gets a default ``_fast`` that calls ``_observe`` and keeps its signal as the
+note. Success-type judges (``success_type``) may check only every ``success_every`` steps
+(always on the episode's last step), repeating their last signal in between.
+
 Judges must survive pickling (SB3 ``SubprocVecEnv`` ships env factories to workers; records
 are replayed elsewhere): attributes named in ``_transient`` (compiled code, worker handles)
 are dropped by ``__getstate__`` and rebuilt lazily.
@@ -31,13 +40,14 @@ from __future__ import annotations
 import copy
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from simjudge.envs.errors import SimjudgeError
 
 from .context import JudgeContext
-from .signals import JudgeSignal, Transition
+from .signals import CODE_OF_VERDICT, FastSignal, JudgeSignal, Transition
 
 if TYPE_CHECKING:  # pragma: no cover
     from .episode import EpisodeRecord
@@ -90,6 +100,10 @@ class Judge:
             panels and records (class attribute).
         provides_potential: Whether signals carry Φ (reward shaping and OPD need it).
         needs_frames: Whether ``observe`` needs ``transition.frame`` (wrappers then render).
+        success_type: Whether the judge is a success check (a binary verdict that may be
+            checked every ``success_every`` steps), not a Φ or a reward.
+        success_every: Check every k steps (success-type judges; see
+            :meth:`set_success_every`).
         max_reward: Upper bound of the reward term (None = unknown); JudgeReward's
             ``normalized`` mode divides by it.
         context: The context of the current episode (None before ``reset``).
@@ -100,7 +114,10 @@ class Judge:
     name: ClassVar[str] = "judge"
     provides_potential: ClassVar[bool] = False
     needs_frames: ClassVar[bool] = False
+    success_type: ClassVar[bool] = False
     max_reward: float | None = 1.0
+    success_every: int = 1
+    _last_fast: FastSignal | None = None  # instance attribute; the class default serves old pickles
     _transient: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
@@ -108,11 +125,13 @@ class Judge:
         self.stats: dict[str, CallStats] = _fresh_stats()
         self.spec: str | None = None
         self._owner: Any = None
+        self._last_fast: FastSignal | None = None
 
     # public entry points ------------------------------------------------------------------
     def reset(self, context: JudgeContext | None = None) -> None:
         """Start an episode: forget per-episode state, remember ``context``."""
         self.context = context if context is not None else JudgeContext()
+        self._last_fast = None
         self._reset(self.context)
 
     def observe(self, transition: Transition) -> JudgeSignal:
@@ -129,6 +148,72 @@ class Judge:
             )
         return self._timed("observe", self._observe, transition)
 
+    def observe_fast(
+        self,
+        step: int,
+        view: Any,
+        info: Mapping[str, Any],
+        done: bool = False,
+        transition: Transition | None = None,
+    ) -> FastSignal:
+        """Judge one step on the fast path: ``(reward, phi, verdict code, note)``.
+
+        The same numbers as :meth:`observe` on the same transition; the full signal is
+        ``judge.explain(result)``. Counts the call (the wrapper times the whole step once,
+        not each judge). A ``success_type`` judge with ``success_every = k > 1`` checks on
+        steps 0, k, 2k, ... and whenever ``done``, and repeats its last result in between.
+
+        Args:
+            step: Index within the judged episode (0 = reset state).
+            view: The env's state view (or None).
+            info: The env's ``info`` of this step.
+            done: Whether the env ended the episode on this step (terminated or truncated).
+            transition: The full transition, for judges without a fast path
+                (:attr:`needs_transition`); None otherwise.
+
+        Raises:
+            JudgeResetNeeded: ``reset(context)`` was not called first.
+        """
+        if self.context is None:
+            raise JudgeResetNeeded(
+                f"{self.label}.observe_fast() called before reset(context); call "
+                "judge.reset(JudgeContext(...)) first (wrappers do this on env.reset())"
+            )
+        self.stats["observe"].calls += 1
+        every = self.success_every
+        if every > 1:
+            last = self._last_fast
+            if last is not None and not done and step % every:
+                return last
+            last = self._last_fast = self._fast(step, view, info, done, transition)
+            return last
+        return self._fast(step, view, info, done, transition)
+
+    def explain(self, fast: FastSignal) -> JudgeSignal:
+        """The full :class:`JudgeSignal` of a fast-path result (reason and details made now)."""
+        note = fast[3]
+        if isinstance(note, JudgeSignal):
+            return note
+        return self._explain(fast)
+
+    @property
+    def needs_transition(self) -> bool:
+        """Whether the fast path needs the full :class:`Transition` (no ``_fast`` of its own)."""
+        return type(self)._fast is Judge._fast or self.needs_frames
+
+    def set_success_every(self, every: int) -> None:
+        """Check a success-type judge only every ``every`` steps (and on the last step).
+
+        Judges that are not success-type (Φ, rewards) ignore it: they judge every step.
+
+        Raises:
+            ValueError: ``every`` is not an int ≥ 1.
+        """
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"success_every must be an int >= 1, got {every!r}")
+        if self.success_type:
+            self.success_every = every
+
     def judge_plan(self, kind: str, code: str, context: JudgeContext | None = None) -> JudgeSignal:
         """Judge a subtask's code before execution (``kind`` = primitive/reward/success)."""
         return self._timed("plan", self._judge_plan, kind, code, context or JudgeContext())
@@ -144,6 +229,29 @@ class Judge:
     def _observe(self, transition: Transition) -> JudgeSignal:
         """Hook: the signal for one transition."""
         raise self._unsupported("observe")
+
+    def _fast(
+        self,
+        step: int,
+        view: Any,
+        info: Mapping[str, Any],
+        done: bool,
+        transition: Transition | None,
+    ) -> FastSignal:
+        """Hook: the fast-path result; by default ``_observe`` with its signal as the note."""
+        if transition is None:
+            transition = Transition(step=step, view=view, info=info)
+        signal = self._observe(transition)
+        if type(signal) is not JudgeSignal:
+            self._check_signal(signal, "observe")
+        return (signal.reward, signal.phi, CODE_OF_VERDICT[signal.verdict], signal)
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        """Hook: the full signal of a result of an overridden ``_fast`` (its note)."""
+        raise NotImplementedError(
+            f"{self.label} overrides _fast but not _explain; judges with a fast path must "
+            "build their full signal from its note"
+        )
 
     def _judge_plan(self, kind: str, code: str, context: JudgeContext) -> JudgeSignal:
         """Hook: the signal for a subtask's code."""
@@ -189,11 +297,15 @@ class Judge:
             stats.calls += 1
             stats.seconds += time.perf_counter() - start
         if not isinstance(signal, JudgeSignal):
+            self._check_signal(signal, entry)
+        return cast(JudgeSignal, signal)
+
+    def _check_signal(self, signal: Any, entry: str) -> None:
+        if not isinstance(signal, JudgeSignal):
             raise TypeError(
                 f"{self.label} returned {type(signal).__name__} from {entry}; hooks must "
                 "return a JudgeSignal"
             )
-        return signal
 
     def claim(self, owner: Any) -> None:
         """Bind the judge to one env; using it from another live env is an error.
@@ -223,6 +335,7 @@ class Judge:
         new = copy.deepcopy(self)
         new.context = None
         new.stats = _fresh_stats()
+        new._last_fast = None
         return new
 
     def __getstate__(self) -> dict[str, Any]:

@@ -28,7 +28,17 @@ from simjudge.envs.state_api import STATE_API
 
 from .base import Judge
 from .context import JudgeContext
-from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
+from .signals import (
+    FAILURE,
+    FAILURE_CODE,
+    SUCCESS,
+    SUCCESS_CODE,
+    UNDECIDED,
+    UNDECIDED_CODE,
+    FastSignal,
+    JudgeSignal,
+    Transition,
+)
 
 __all__ = ["CodeRewardJudge", "CodeSuccessJudge", "success_part"]
 
@@ -127,17 +137,17 @@ class _CodeJudge(Judge):
         if closer is not None:
             closer()
 
-    def _run(self, transition: Transition) -> tuple[Any, str]:
-        """Call the compiled code; return (result, error message or "")."""
+    def _run(self, view: Any) -> tuple[Any, str]:
+        """Call the compiled code on ``view``; return (result, error message or "")."""
         if self._compiled is None and not self._compile_error:
             assert self.context is not None, "observe() checked that reset(context) came first"
             self._reset(self.context)  # rebuilt after unpickling
         if self._compile_error:
             return None, f"compile error: {self._compile_error}"
-        if transition.view is None:
+        if view is None:
             raise ValueError(_NO_VIEW.format(judge=self.label))
         try:
-            return self._compiled(transition.view), ""
+            return self._compiled(view), ""
         except GeneratedCodeError as exc:
             return None, f"runtime error: {type(exc).__name__}: {exc}"
         except Exception as exc:  # noqa: BLE001 - generated code must never crash a rollout
@@ -147,6 +157,21 @@ class _CodeJudge(Judge):
         details.update(error=message)
         phi = 0.0 if self.provides_potential else None
         return JudgeSignal(self.error_reward, phi, FAILURE, message, details)
+
+    def _observe(self, transition: Transition) -> JudgeSignal:
+        return self._explain(self._fast(transition.step, transition.view, {}, False, None))
+
+    def _fast(
+        self, step: int, view: Any, info: Any, done: bool, transition: Transition | None
+    ) -> FastSignal:
+        # fast path (Judge.observe_fast): the numbers now, reason and details in _explain
+        result, error = self._run(view)
+        if error:
+            return (self.error_reward, 0.0 if self.provides_potential else None, FAILURE_CODE, error)
+        return self._numbers(result)
+
+    def _numbers(self, result: Any) -> FastSignal:
+        raise NotImplementedError  # pragma: no cover
 
 
 class CodeRewardJudge(_CodeJudge):
@@ -189,11 +214,15 @@ class CodeRewardJudge(_CodeJudge):
     def _compile(self, kind: str, code: str) -> Any:
         return compile_reward(code, STATE_API, limits=self.limits, mode=self.mode)
 
-    def _observe(self, transition: Transition) -> JudgeSignal:
-        result, error = self._run(transition)
-        if error:
-            return self._error_signal(error, {"success": False})
+    def _numbers(self, result: Any) -> FastSignal:
         reward, success = result
+        value = JudgeSignal(reward).reward  # the signal's own check: a finite float
+        return (value, None, SUCCESS_CODE if success else UNDECIDED_CODE, (reward, success))
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        if fast[2] == FAILURE_CODE:
+            return self._error_signal(fast[3], {"success": False})
+        reward, success = fast[3]
         verdict = SUCCESS if success else UNDECIDED
         reason = "the reward code's success holds" if success else f"reward {reward:.4g}"
         return JudgeSignal(reward, None, verdict, reason, {"success": success, "error": ""})
@@ -224,6 +253,7 @@ class CodeSuccessJudge(_CodeJudge):
 
     name = "code-success"
     provides_potential = True
+    success_type = True
     max_reward = 1.0
     _default_kind = "success"
 
@@ -233,11 +263,14 @@ class CodeSuccessJudge(_CodeJudge):
         source = success_part(code) if kind == "primitive" else code
         return compile_success(source, STATE_API, limits=self.limits, mode=self.mode)
 
-    def _observe(self, transition: Transition) -> JudgeSignal:
-        result, error = self._run(transition)
-        if error:
-            return self._error_signal(error, {"success": False})
+    def _numbers(self, result: Any) -> FastSignal:
         success = bool(result[1] if isinstance(result, tuple) else result)
+        return (1.0, 1.0, SUCCESS_CODE, None) if success else (0.0, 0.0, UNDECIDED_CODE, None)
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        if fast[2] == FAILURE_CODE:
+            return self._error_signal(fast[3], {"success": False})
+        success = fast[2] == SUCCESS_CODE
         verdict, reason = (
             (SUCCESS, "success condition holds")
             if success

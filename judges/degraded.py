@@ -14,6 +14,7 @@ can be studied against the ground truth:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord
 from .privileged import PrivilegedProgressJudge
-from .signals import JudgeSignal, Transition
+from .signals import FastSignal, JudgeSignal, Transition
 
 __all__ = ["DegradedNoisyJudge", "DegradedPairwiseJudge", "DegradedQuantizedJudge"]
 
@@ -40,6 +41,7 @@ class _DegradedJudge(Judge):
             raise ValueError(f"{type(self).__name__} damages Φ, but {self.base.label} gives none")
 
     def _reset(self, context: JudgeContext) -> None:
+        self.base._owner = self._owner  # the base may read what the env computed
         self.base.reset(context)
 
     def close(self) -> None:
@@ -48,21 +50,41 @@ class _DegradedJudge(Judge):
 
     def _observe(self, transition: Transition) -> JudgeSignal:
         signal = self.base.observe(transition)
-        phi, extra = self._degrade(transition, signal)
+        phi, extra = self._degrade(self._phi(signal.phi))
+        return self._signal(signal, phi, extra)
+
+    def _fast(
+        self,
+        step: int,
+        view: Any,
+        info: Mapping[str, Any],
+        done: bool,
+        transition: Transition | None,
+    ) -> FastSignal:
+        base = self.base.observe_fast(step, view, info, done, transition)
+        phi, extra = self._degrade(self._phi(base[1]))
+        return (phi, phi, base[2], (base, extra))
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        base, extra = fast[3]
+        return self._signal(self.base.explain(base), fast[0], extra)  # reward = Φ = damaged
+
+    def _signal(self, signal: JudgeSignal, phi: float, extra: dict[str, Any]) -> JudgeSignal:
         details = {"base_phi": signal.phi, **extra, **signal.details}
         reason = f"degraded Φ {phi:.3f} (base {signal.phi:.3f}); {signal.reason}"
         return JudgeSignal(
             reward=phi, phi=phi, verdict=signal.verdict, reason=reason, details=details
         )
 
-    def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
+    def _degrade(self, phi: float) -> tuple[float, dict[str, Any]]:
+        """Hook: the damaged Φ and extra details, from the base's Φ."""
         raise NotImplementedError  # pragma: no cover
 
-    def _phi(self, signal: JudgeSignal) -> float:
+    def _phi(self, phi: float | None) -> float:
         """The base's Φ (the base provides a potential: checked in ``__init__``)."""
-        if signal.phi is None:
+        if phi is None:
             raise ValueError(f"{self.base.label} gave no Φ; {type(self).__name__} damages Φ")
-        return signal.phi
+        return phi
 
 
 class DegradedNoisyJudge(_DegradedJudge):
@@ -92,9 +114,9 @@ class DegradedNoisyJudge(_DegradedJudge):
         episode_seed = -1 if context.seed is None else int(context.seed)
         self._rng = np.random.default_rng([self.seed, episode_seed + 1, context.episode])
 
-    def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
+    def _degrade(self, phi: float) -> tuple[float, dict[str, Any]]:
         noise = float(self._rng.normal(0.0, self.sigma)) if self.sigma else 0.0
-        return float(np.clip(self._phi(signal) + noise, 0.0, 1.0)), {"noise": noise}
+        return float(np.clip(phi + noise, 0.0, 1.0)), {"noise": noise}
 
 
 class DegradedQuantizedJudge(_DegradedJudge):
@@ -113,8 +135,8 @@ class DegradedQuantizedJudge(_DegradedJudge):
             raise ValueError(f"levels must be >= 1, got {levels}")
         self.levels = int(levels)
 
-    def _degrade(self, transition: Transition, signal: JudgeSignal) -> tuple[float, dict[str, Any]]:
-        return math.floor(self._phi(signal) * self.levels + 1e-9) / self.levels, {}
+    def _degrade(self, phi: float) -> tuple[float, dict[str, Any]]:
+        return math.floor(phi * self.levels + 1e-9) / self.levels, {}
 
 
 class DegradedPairwiseJudge(_DegradedJudge):
@@ -172,9 +194,14 @@ class DegradedPairwiseJudge(_DegradedJudge):
             score = -score
         return score
 
+    # pairwise scores depend on the judge's own sequence of calls: the default fast path
+    # (its _observe, the base judged through observe) keeps one implementation
+    _fast = Judge._fast
+    _explain = Judge._explain
+
     def _observe(self, transition: Transition) -> JudgeSignal:
         signal = self.base.observe(transition)
-        phi = self._phi(signal)
+        phi = self._phi(signal.phi)
         if self._prev_phi is None:
             score, self._estimate = 0.0, phi
         else:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
+import numpy as np
 
 from .base import Judge
+from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
 from .metrics import StreamingOPD
-from .signals import SUCCESS, JudgeSignal, to_jsonable
+from .metrics.opd import streamed_opd_metrics
+from .signals import SUCCESS, VERDICT_OF_CODE, FastSignal, to_jsonable
 from .stepping import BaseJudgeWrapper, ContextSource, put_info
 
 __all__ = ["JudgeRecord"]
@@ -19,10 +24,13 @@ __all__ = ["JudgeRecord"]
 class JudgeRecord(BaseJudgeWrapper):
     """Record every signal of a judge and score the episode's Φ with the OPD metrics.
 
-    The OPD metrics (MC, MP, PPL, CRA, STR of "PRM-as-a-Judge", see
-    :mod:`simjudge.judges.metrics.opd`) are accumulated in O(1) per step with
-    :class:`~simjudge.judges.metrics.StreamingOPD`, so they equal the batch
-    :func:`~simjudge.judges.metrics.opd_metrics` on the recorded Φ. When given a folder, each
+    Each step costs one row (the judge's fast-path result, the env's ``info``, the action as
+    a list): reasons, details, JSON-ready states and the :class:`EpisodeRecord` are built
+    when the episode is written or :attr:`last_record` is read. The OPD metrics (MC, MP,
+    PPL, CRA, STR of "PRM-as-a-Judge", see :mod:`simjudge.judges.metrics.opd`) are computed
+    in one pass at the episode's end with the arithmetic of
+    :class:`~simjudge.judges.metrics.StreamingOPD` (``streaming_opd=True`` also keeps them up
+    to date on every step, :attr:`live_opd`, for live display). When given a folder, each
     episode is written as ``episode_<k:06d>.json`` in the format documented in
     :mod:`simjudge.judges.episode` (signals, privileged Φ, actions, seed, env kwargs,
     outcome), so that episodes can be re-judged and replayed. An episode cut short by
@@ -59,6 +67,9 @@ class JudgeRecord(BaseJudgeWrapper):
         record_states: Store ``info["state"]`` (privileged summary) per step.
         context: Judge context, a function of the env returning one, or None (derived).
         key: Info key.
+        streaming_opd: Also update the OPD metrics on every step (:attr:`live_opd`).
+        success_every: Check success-type judges only every k steps (and on the episode's
+            last step); None keeps the judge's setting (every step by default).
     """
 
     def __init__(
@@ -71,62 +82,78 @@ class JudgeRecord(BaseJudgeWrapper):
         record_states: bool = True,
         context: ContextSource = None,
         key: str = "judge_record",
+        streaming_opd: bool = False,
+        success_every: int | None = None,
     ) -> None:
-        super().__init__(env, judge, context)
+        super().__init__(env, judge, context, success_every)
         self.folder = Path(folder) if folder is not None else None
         self.epsilon = float(epsilon)
         self.k = int(k)
         self.record_states = bool(record_states)
         self.key = key
-        self._opd = StreamingOPD(self.epsilon, self.k)
-        self._opd_ok = False
-        self._record: EpisodeRecord | None = None
-        self.last_record: EpisodeRecord | None = None
+        self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
+        self._live_ok = False
+        self._rows: list[_Row] = []
+        self._header: _Header | None = None
+        self._pending: _Finished | None = None
+        self._last_record: EpisodeRecord | None = None
+        self._last_opd: dict[str, float] | None = None
         self.written: list[Path] = []
+
+    @property
+    def last_record(self) -> EpisodeRecord | None:
+        """The record of the latest finished episode (built when first read)."""
+        if self._pending is not None:
+            self._last_record = self._pending.build()
+            self._pending = None
+        return self._last_record
+
+    @property
+    def live_opd(self) -> dict[str, float] | None:
+        """The OPD metrics of the episode so far (``streaming_opd=True``; None without Φ)."""
+        if self._live is None:
+            raise ValueError("live_opd needs JudgeRecord(..., streaming_opd=True)")
+        return self._live.metrics().as_dict() if self._live_ok else None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Close any unfinished record, reset the env and the judge, start a new record."""
         self._finish(finished=False)
         obs, info = self.env.reset(seed=seed, options=options)
-        signal = self._judge_reset(obs, info, seed)
-        spec = getattr(self.env, "spec", None)
-        self._record = EpisodeRecord(
+        fast = self._judge_reset(obs, info, seed)
+        self._header = _Header(
             episode=self.episode,
-            judge=self.judge.label,
-            judge_spec=self.judge.spec,
-            env_id=spec.id if spec is not None else None,
-            env_kwargs=to_jsonable(dict(spec.kwargs)) if spec is not None else {},
+            spec=getattr(self.env, "spec", None),
             seed=seed,
             reset_options=to_jsonable(options) if options is not None else None,
-            task_name=self.context.task_name if self.context else "",
-            context=self.context.to_dict() if self.context else {},
-            epsilon=self.epsilon,
-            k=self.k,
-            versions=library_versions(),
+            context=self.context,
         )
-        self._opd_ok = signal.phi is not None
-        if signal.phi is not None:
-            self._opd.reset(signal.phi)
-        self._append(0, signal, info, None, None, False, False)
+        self._rows = [(fast, info, None, None, False, False)]
+        if self._live is not None:
+            phi = fast[1]
+            self._live_ok = phi is not None
+            if phi is not None:
+                self._live.reset(phi)
         return obs, info
 
     def step(self, action):
-        """Step the env, record the signal, finish the record at episode end."""
+        """Step the env, record the judge's result, finish the record at episode end."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        signal = self._judge_step(obs, action, reward, terminated, truncated, info)
-        if self._opd_ok and signal.phi is not None:
-            self._opd.update(signal.phi)
-        else:
-            self._opd_ok = False
-        self._append(self.step_index, signal, info, action, reward, terminated, truncated)
+        fast = self._judge_step(obs, action, reward, terminated, truncated, info)
+        # the action as JSON will have it (a copy: callers may reuse their array)
+        row_action = action.tolist() if type(action) is np.ndarray else to_jsonable(action)
+        self._rows.append((fast, info, row_action, reward, terminated, truncated))
+        if self._live is not None:
+            if self._live_ok and fast[1] is not None:
+                self._live.update(fast[1])
+            else:
+                self._live_ok = False
         if terminated or truncated:
             path = self._finish(finished=True)
             info = dict(info)
-            record = self.last_record
             value = {
-                "opd": record.opd,
+                "opd": self._last_opd,
                 "steps": self.step_index,
-                "verdict": signal.verdict,
+                "verdict": VERDICT_OF_CODE[fast[2]],
                 "path": str(path) if path is not None else None,
             }
             put_info(info, self.key, value, type(self).__name__)
@@ -138,43 +165,102 @@ class JudgeRecord(BaseJudgeWrapper):
         super().close()
 
     # internals ---------------------------------------------------------------------------
-    def _append(self, step, signal: JudgeSignal, info, action, reward, terminated, truncated):
-        progress = info.get("progress")
-        success = info.get("success")
-        assert self._record is not None, "reset() starts the record"
-        self._record.steps.append(
-            StepRecord(
-                step=step,
-                signal=signal,
-                action=to_jsonable(action) if action is not None else None,
-                env_reward=float(reward) if reward is not None else None,
-                terminated=bool(terminated),
-                truncated=bool(truncated),
-                progress=float(progress) if progress is not None else None,
-                env_success=bool(success) if success is not None else None,
-                state=to_jsonable(info.get("state")) if self.record_states else None,
-            )
-        )
-
     def _finish(self, finished: bool) -> Path | None:
-        record, self._record = self._record, None
-        if record is None:
+        header, rows = self._header, self._rows
+        if header is None:
             return None
+        self._header, self._rows = None, []
+        phi = [row[0][1] for row in rows]
+        opd = None
+        if None not in phi:
+            opd = streamed_opd_metrics(cast(list[float], phi), self.epsilon, self.k).as_dict()
+        self._last_opd = opd
+        stats = self.judge.stats["observe"]
+        self._pending = _Finished(
+            self, header, rows, opd, finished, {"observe_calls": stats.calls,
+                                                "observe_seconds": stats.seconds}
+        )
+        self._last_record = None
+        if self.folder is None:
+            return None
+        record = self.last_record
+        assert record is not None, "an episode was just finished"
+        path = record.save(self.folder / f"episode_{record.episode:06d}.json")
+        self.written.append(path)
+        return path
+
+
+_Row = tuple[FastSignal, Mapping[str, Any], Any, Any, bool, bool]
+"""One recorded step: judge result, env info, action (JSON-ready), env reward, flags."""
+
+
+@dataclass(frozen=True)
+class _Header:
+    """What a record needs from the reset (the rest is built when the record is)."""
+
+    episode: int
+    spec: Any
+    seed: int | None
+    reset_options: Any
+    context: JudgeContext | None
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """A finished episode's rows; :meth:`build` makes its :class:`EpisodeRecord`."""
+
+    recorder: JudgeRecord
+    header: _Header
+    rows: list[_Row]
+    opd: dict[str, float] | None
+    finished: bool
+    judge_stats: dict[str, Any]
+
+    def build(self) -> EpisodeRecord:
+        """The episode record: signals explained, states made JSON-ready."""
+        recorder, header = self.recorder, self.header
+        judge, spec, context = recorder.judge, header.spec, header.context
+        record = EpisodeRecord(
+            episode=header.episode,
+            judge=judge.label,
+            judge_spec=judge.spec,
+            env_id=spec.id if spec is not None else None,
+            env_kwargs=to_jsonable(dict(spec.kwargs)) if spec is not None else {},
+            seed=header.seed,
+            reset_options=header.reset_options,
+            task_name=context.task_name if context else "",
+            context=context.to_dict() if context else {},
+            epsilon=recorder.epsilon,
+            k=recorder.k,
+            versions=library_versions(),
+        )
+        states = recorder.record_states
+        explain = judge.explain
+        for step, (fast, info, action, reward, terminated, truncated) in enumerate(self.rows):
+            progress = info.get("progress")
+            success = info.get("success")
+            record.steps.append(
+                StepRecord(
+                    step=step,
+                    signal=explain(fast),
+                    action=to_jsonable(action) if action is not None else None,
+                    env_reward=float(reward) if reward is not None else None,
+                    terminated=bool(terminated),
+                    truncated=bool(truncated),
+                    progress=float(progress) if progress is not None else None,
+                    env_success=bool(success) if success is not None else None,
+                    state=to_jsonable(info.get("state")) if states else None,
+                )
+            )
         last = record.steps[-1]
-        record.opd = self._opd.metrics().as_dict() if self._opd_ok else None
+        record.opd = self.opd
         record.outcome = {
             "verdict": last.signal.verdict,
             "is_success": last.signal.verdict == SUCCESS,
             "steps": last.step,
             "terminated": last.terminated,
             "truncated": last.truncated,
-            "finished": finished,
+            "finished": self.finished,
         }
-        stats = self.judge.stats["observe"]
-        record.judge_stats = {"observe_calls": stats.calls, "observe_seconds": stats.seconds}
-        self.last_record = record
-        if self.folder is None:
-            return None
-        path = record.save(self.folder / f"episode_{record.episode:06d}.json")
-        self.written.append(path)
-        return path
+        record.judge_stats = dict(self.judge_stats)
+        return record

@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 
 from .base import Judge
-from .signals import FAILURE, SUCCESS, JudgeSignal
+from .signals import FAILURE_CODE, SUCCESS_CODE, FastSignal
 from .stepping import BaseJudgeWrapper, ContextSource, put_info
 
 __all__ = ["JudgeReward", "SUPPORTED_COMBINE", "SUPPORTED_REWARD_MODES"]
@@ -64,6 +64,8 @@ class JudgeReward(BaseJudgeWrapper):
         max_reward: Overrides ``judge.max_reward`` in M (``normalized`` mode).
         context: Judge context, a function of the env returning one, or None (derived).
         key: Info key.
+        success_every: Check success-type judges only every k steps (and on the episode's
+            last step); None keeps the judge's setting (every step by default).
     """
 
     def __init__(
@@ -77,8 +79,9 @@ class JudgeReward(BaseJudgeWrapper):
         max_reward: float | None = None,
         context: ContextSource = None,
         key: str = "judge_reward",
+        success_every: int | None = None,
     ) -> None:
-        super().__init__(env, judge, context)
+        super().__init__(env, judge, context, success_every)
         if mode not in SUPPORTED_REWARD_MODES:
             raise ValueError(
                 f"mode={mode!r} is not supported; use one of {list(SUPPORTED_REWARD_MODES)}"
@@ -112,35 +115,34 @@ class JudgeReward(BaseJudgeWrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env, then the judge (which judges the reset state, Φ_0)."""
         obs, info = self.env.reset(seed=seed, options=options)
-        self._prev_phi = self._judge_reset(obs, info, seed).phi
+        self._prev_phi = self._judge_reset(obs, info, seed)[1]
         return obs, info
 
     def step(self, action):
         """Step the env and replace/add its reward with the judge's."""
         obs, env_reward, terminated, truncated, info = self.env.step(action)
-        signal = self._judge_step(obs, action, env_reward, terminated, truncated, info)
-        term, shaping, judged = self._reward(signal)
-        reward = judged + float(env_reward) if self.combine == "add" else judged
+        fast = self._judge_step(obs, action, env_reward, terminated, truncated, info)
+        term, shaping, judged = self._reward(fast)
+        env_reward = float(env_reward)
+        reward = judged + env_reward if self.combine == "add" else judged
         info = dict(info)
-        put_info(
-            info,
-            self.key,
-            {"term": term, "shaping": shaping, "judge": judged, "env": float(env_reward)},
-            type(self).__name__,
-        )
+        if self.key in info:
+            put_info(info, self.key, None, type(self).__name__)  # raises: names the clash
+        info[self.key] = {"term": term, "shaping": shaping, "judge": judged, "env": env_reward}
         return obs, reward, terminated, truncated, info
 
-    def _reward(self, signal: JudgeSignal) -> tuple[float, float, float]:
-        phi, prev = signal.phi, self._prev_phi
+    def _reward(self, fast: FastSignal) -> tuple[float, float, float]:
+        term, phi, code = fast[0], fast[1], fast[2]
+        prev = self._prev_phi
         shaping = 0.0
         if phi is not None and prev is not None and self.shaping_weight:
             shaping = self.shaping_weight * (self.gamma * phi - prev)
         self._prev_phi = phi
         if self.mode == "sparse":
-            base = float(signal.verdict == SUCCESS) - float(signal.verdict == FAILURE)
-            return signal.reward, shaping, base + shaping
-        dense = signal.reward + shaping
+            base = float(code == SUCCESS_CODE) - float(code == FAILURE_CODE)
+            return term, shaping, base + shaping
+        dense = term + shaping
         if self.mode == "normalized":
             assert self.max_reward is not None, "set in __init__ for mode='normalized'"
-            return signal.reward, shaping, dense / self.max_reward
-        return signal.reward, shaping, dense
+            return term, shaping, dense / self.max_reward
+        return term, shaping, dense

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from .base import Judge
-from .signals import FAILURE, SUCCESS, JudgeSignal
+from .signals import FAILURE_CODE, SUCCESS, SUCCESS_CODE, JudgeSignal
 from .stepping import BaseJudgeWrapper, ContextSource, put_info
 
 __all__ = ["JudgeVerify", "signal_info"]
@@ -69,6 +69,8 @@ class JudgeVerify(BaseJudgeWrapper):
         context: Judge context, a function of the env returning one, or None (derived).
         key: Info key of the verdict dict.
         success_key: Info key of the episode-end success flag (SB3 reads ``is_success``).
+        success_every: Check success-type judges only every k steps (and on the episode's
+            last step); None keeps the judge's setting (every step by default).
     """
 
     def __init__(
@@ -80,8 +82,9 @@ class JudgeVerify(BaseJudgeWrapper):
         context: ContextSource = None,
         key: str = "judge",
         success_key: str = "is_success",
+        success_every: int | None = None,
     ) -> None:
-        super().__init__(env, judge, context)
+        super().__init__(env, judge, context, success_every)
         if key == success_key:
             raise ValueError(f"key and success_key must differ, both are {key!r}")
         self.terminate_on_success = bool(terminate_on_success)
@@ -92,7 +95,9 @@ class JudgeVerify(BaseJudgeWrapper):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env and the judge; ``info[key]`` holds the verdict on the reset state."""
         obs, info = self.env.reset(seed=seed, options=options)
-        signal = self._judge_reset(obs, info, seed)
+        self._judge_reset(obs, info, seed)
+        signal = self.last_signal
+        assert signal is not None, "the judge observed the reset state"
         info = dict(info)
         put_info(info, self.key, signal_info(signal, 0), type(self).__name__)
         return obs, info
@@ -100,11 +105,13 @@ class JudgeVerify(BaseJudgeWrapper):
     def step(self, action):
         """Step the env, judge the new state, terminate on the verdict."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        signal = self._judge_step(obs, action, reward, terminated, truncated, info)
-        if signal.verdict == SUCCESS and self.terminate_on_success:
+        code = self._judge_step(obs, action, reward, terminated, truncated, info)[2]
+        if code == SUCCESS_CODE and self.terminate_on_success:
             terminated = True
-        elif signal.verdict == FAILURE and self.terminate_on_failure:
+        elif code == FAILURE_CODE and self.terminate_on_failure:
             terminated = True
+        signal = self.last_signal
+        assert signal is not None, "the judge observed this step"
         info = dict(info)
         name = type(self).__name__
         put_info(info, self.key, signal_info(signal, self.step_index), name)

@@ -39,7 +39,10 @@ from .code import CodeRewardJudge, CodeSuccessJudge
 from .context import JudgeContext
 from .metrics import opd_metrics
 from .privileged import PrivilegedProgressJudge
-from .signals import SUCCESS, Transition
+from .signals import SUCCESS_CODE
+
+_NO_INFO: dict[str, Any] = {}
+"""The executor's judges read the view only (no env ``info`` outside a Gymnasium loop)."""
 
 __all__ = ["LiveSubtaskJudges"]
 
@@ -87,17 +90,18 @@ class LiveSubtaskJudges:
         self._observe(len(self._rows["steps"]))
 
     def _observe(self, step: int) -> None:
-        transition = Transition(step=step, view=self._env.view)
+        # the judges' fast path: the rows need numbers and verdicts, never reasons or details
+        view = self._env.view
         assert self._subtask_judge is not None, "call start() first"
-        own = self._subtask_judge.observe(transition)
+        reward, _, code, _ = self._subtask_judge.observe_fast(step, view, _NO_INFO)
         rows = self._rows
         rows["steps"].append(step)
-        rows["subtask_reward"].append(own.reward if math.isfinite(own.reward) else None)
-        rows["subtask_success"].append(own.verdict == SUCCESS)
+        rows["subtask_reward"].append(reward if math.isfinite(reward) else None)
+        rows["subtask_success"].append(code == SUCCESS_CODE)
         if self._task_judge is not None:
-            task = self._task_judge.observe(transition)
-            rows["task_phi"].append(task.phi)
-            rows["task_success"].append(task.verdict == SUCCESS)
+            _, phi, code, _ = self._task_judge.observe_fast(step, view, _NO_INFO)
+            rows["task_phi"].append(phi)
+            rows["task_success"].append(code == SUCCESS_CODE)
 
     def finish(self, folder: Path) -> dict[str, Any]:
         """Write ``phi_trace.json`` and ``opd.json``; return the subtask's judge summary.

@@ -15,7 +15,19 @@ from typing import Any
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord
-from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition, Verdict
+from .signals import (
+    FAILURE,
+    FAILURE_CODE,
+    SUCCESS,
+    SUCCESS_CODE,
+    UNDECIDED,
+    UNDECIDED_CODE,
+    FastSignal,
+    JudgeSignal,
+    Transition,
+    Verdict,
+    _check_phi,
+)
 
 __all__ = ["SUPPORTED_VOTES", "JudgePanel"]
 
@@ -70,6 +82,8 @@ class JudgePanel(Judge):
             )
         self.weights = dict(zip(self.judges, weights, strict=True))
         self.vote = vote
+        self._total_weight = sum(weights)
+        self._observers = self._bind_observers()
 
     @property
     def provides_potential(self) -> bool:  # type: ignore[override]
@@ -90,9 +104,26 @@ class JudgePanel(Judge):
             return None
         return sum(self.weights[n] * b for n, b in zip(self.judges, known, strict=True))
 
+    def _bind_observers(self) -> tuple[tuple[Any, float], ...]:
+        """(member.observe_fast, weight) in member order: the panel's hot loop."""
+        return tuple((j.observe_fast, self.weights[n]) for n, j in self.judges.items())
+
+    @property
+    def needs_transition(self) -> bool:
+        """True if any member needs the full transition on the fast path."""
+        return any(j.needs_transition for j in self.judges.values())
+
+    def set_success_every(self, every: int) -> None:
+        """Set ``success_every`` on every success-type member (see :class:`Judge`)."""
+        super().set_success_every(every)
+        for judge in self.judges.values():
+            judge.set_success_every(every)
+
     def _reset(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
+            judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
+        self._observers = self._bind_observers()
 
     def close(self) -> None:
         """Close every member."""
@@ -101,6 +132,68 @@ class JudgePanel(Judge):
 
     def _observe(self, transition: Transition) -> JudgeSignal:
         return self.combine({n: j.observe(transition) for n, j in self.judges.items()})
+
+    def _fast(
+        self,
+        step: int,
+        view: Any,
+        info: Mapping[str, Any],
+        done: bool,
+        transition: Transition | None,
+    ) -> FastSignal:
+        # One pass: the arithmetic of combine() and _vote() on the members' numbers, in
+        # member order, so the explained signal (combine of the explained members) has
+        # exactly these numbers.
+        results: list[FastSignal] = []
+        reward: float = 0
+        phi_sum: float = 0
+        phi_weight: float = 0
+        success: float = 0
+        failure: float = 0
+        for observe, w in self._observers:
+            result = observe(step, view, info, done, transition)
+            results.append(result)
+            reward += w * result[0]
+            p = result[1]
+            if p is not None:
+                phi_sum += w * p
+                phi_weight += w
+            code = result[2]
+            if code == SUCCESS_CODE:
+                success += w
+            elif code == FAILURE_CODE:
+                failure += w
+        phi: float | None
+        if phi_weight:
+            phi = phi_sum / phi_weight
+            if not (0.0 <= phi <= 1.0):
+                phi = _check_phi(phi)
+        else:  # no Φ, or all Φ-giving members have weight 0
+            phis = [r[1] for r in results if r[1] is not None]
+            phi = _check_phi(sum(phis) / len(phis)) if phis else None
+        vote = self.vote
+        if vote == "majority":
+            half = self._total_weight / 2
+            code = (
+                SUCCESS_CODE if success > half else FAILURE_CODE if failure > half
+                else UNDECIDED_CODE
+            )
+        else:
+            codes = {r[2] for r in results}
+            if vote == "all":
+                code = codes.pop() if len(codes) == 1 else UNDECIDED_CODE
+            else:  # any: a member's verdict counts whatever its weight
+                code = (
+                    SUCCESS_CODE if SUCCESS_CODE in codes else FAILURE_CODE if FAILURE_CODE in codes
+                    else UNDECIDED_CODE
+                )
+        return (float(reward), phi, code, results)
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        results = fast[3]
+        return self.combine(
+            {n: j.explain(r) for (n, j), r in zip(self.judges.items(), results, strict=True)}
+        )
 
     def _judge_plan(self, kind: str, code: str, context: JudgeContext) -> JudgeSignal:
         return self._over_members("judge_plan", lambda j: j.judge_plan(kind, code, context))

@@ -34,7 +34,18 @@ from simjudge.envs.state_api import StateView, get_link_state
 
 from .base import Judge, JudgeResetNeeded
 from .context import JudgeContext
-from .signals import FAILURE, SUCCESS, UNDECIDED, JudgeSignal, Transition
+from .signals import (
+    FAILURE,
+    FAILURE_CODE,
+    SUCCESS,
+    SUCCESS_CODE,
+    UNDECIDED,
+    UNDECIDED_CODE,
+    FastSignal,
+    JudgeSignal,
+    Transition,
+    _check_phi,
+)
 
 __all__ = ["LinkGoal", "PrivilegedProgressJudge", "progress_goal"]
 
@@ -182,22 +193,50 @@ class PrivilegedProgressJudge(Judge):
     name = "privileged"
     provides_potential = True
     max_reward = 1.0
-    _transient = ("_evaluator", "_evaluator_view")
+    _transient = ("_evaluator", "_evaluator_view", "_info_view")
 
     def __init__(self, goal: Any = None) -> None:
         super().__init__()
         self.goal_spec = goal
         self.goal: Goal | None = None
-        self._last_details: dict[str, Any] = {"success": False, "fail": False}
+        self._good_note: Any = None  # the note of the last step without a physics error
         self._evaluator: Any = None
         self._evaluator_view: StateView | None = None
+        self._info_keys: tuple[str, ...] | None = None
+        self._info_view: StateView | None = None
 
     def _reset(self, context: JudgeContext) -> None:
         spec = self.goal_spec if self.goal_spec is not None else context.goal
         if spec is None:
             raise ValueError(_NO_GOAL.format(judge=self.label))
-        self.goal = progress_goal(spec, context)
+        goal = progress_goal(spec, context)
+        if goal is not self.goal:
+            self._info_keys = self._info_view = None
+        self.goal = goal
         self._evaluator = self._evaluator_view = None
+        self._info_keys, self._info_view = self._env_facts()
+
+    def _env_facts(self) -> tuple[tuple[str, ...] | None, StateView | None]:
+        """The goal's fact keys if the env this judge serves reports this very goal's facts.
+
+        Why: the env evaluates its goal on every step and puts the facts and Φ into
+        ``info``; evaluating the same goal again would double the cost for the same numbers.
+        Only when the env (the judge's owner, see :meth:`Judge.claim`) holds the *same* goal
+        object and reports full info; the fast path then also checks that the view is the
+        env's.
+        """
+        owner = self._owner() if self._owner is not None else None
+        view = getattr(owner, "view", None)
+        if (
+            owner is None
+            or view is None
+            or getattr(owner, "goal", None) is not self.goal
+            or getattr(owner, "info_mode", "full") != "full"
+        ):
+            return None, None
+        if self._info_view is not view or self._info_keys is None:  # else: same goal and view
+            return tuple(self.facts(view)), view
+        return self._info_keys, view
 
     def _goal(self) -> Goal:
         if self.goal is None:
@@ -224,23 +263,86 @@ class PrivilegedProgressJudge(Judge):
     def _observe(self, transition: Transition) -> JudgeSignal:
         if transition.view is None:
             raise ValueError(_NO_VIEW.format(judge=self.label))
-        if transition.info.get("physics_error"):
+        return self._explain(self._judged(transition.view, transition.info, False))
+
+    def _fast(
+        self,
+        step: int,
+        view: Any,
+        info: Mapping[str, Any],
+        done: bool,
+        transition: Transition | None,
+    ) -> FastSignal:
+        # the hot path: read Φ and the verdict the env computed for this very goal
+        progress = info.get("progress")
+        if view is not self._info_view or view is None or progress is None:
+            return self._judged(view, info, False)
+        if info.get("physics_error"):
+            return self._judged(view, info, True)
+        phi = float(progress)
+        if not (0.0 <= phi <= 1.0):
+            phi = _check_phi(phi)
+        if info.get("fail"):
+            code = FAILURE_CODE
+        elif info["success"]:
+            code = SUCCESS_CODE
+        else:
+            code = UNDECIDED_CODE
+        assert self.goal is not None, "reset() set the goal (the info path implies it)"
+        note = self._good_note = (self._info_keys, info, self.goal.kind)
+        return (phi, phi, code, note)
+
+    def _judged(self, view: Any, info: Mapping[str, Any], from_info: bool) -> FastSignal:
+        """(Φ, Φ, verdict code, note); the note keeps the facts for :meth:`_explain`."""
+        if info.get("physics_error"):
             # Meta-World's rule: on simulator instability keep the key set, zeroed.
-            details = {k: type(v)() for k, v in self._last_details.items()}
+            return (0.0, 0.0, FAILURE_CODE, (None, self._good_note, ""))
+        goal = self._goal()
+        if from_info:
+            facts: Mapping[str, Any] = info
+            phi = float(info["progress"])
+            keys = self._info_keys
+        else:
+            if view is None:
+                raise ValueError(_NO_VIEW.format(judge=self.label))
+            facts = self.facts(view)
+            phi = float(goal.progress(facts))
+            keys = None
+        if not (0.0 <= phi <= 1.0):
+            phi = _check_phi(phi)
+        if facts.get("fail"):
+            code = FAILURE_CODE
+        elif facts["success"]:
+            code = SUCCESS_CODE
+        else:
+            code = UNDECIDED_CODE
+        note = self._good_note = (keys, facts, goal.kind)
+        return (phi, phi, code, note)
+
+    def _explain(self, fast: FastSignal) -> JudgeSignal:
+        phi, _, code, (keys, facts, kind) = fast
+        if keys is None and not isinstance(facts, dict):  # a physics error
+            zero = _details(facts)
+            details = {k: type(v)() for k, v in zero.items()}
             details.update(success=False, fail=True)
             return JudgeSignal(0.0, 0.0, FAILURE, "physics error: the simulation diverged", details)
-        facts = self.facts(transition.view)
-        goal = self._goal()
-        phi = float(goal.progress(facts))
-        if facts.get("fail"):
+        details = _details((keys, facts, kind))
+        if code == FAILURE_CODE:
             verdict, reason = FAILURE, "the goal reports a failure (e.g. a physics error)"
-        elif facts["success"]:
-            verdict, reason = SUCCESS, f"{goal.kind} goal reached"
+        elif code == SUCCESS_CODE:
+            verdict, reason = SUCCESS, f"{kind} goal reached"
         else:
             verdict, reason = UNDECIDED, f"progress {phi:.3f}"
-        details = {  # bools stay bools (numpy ones too), numbers become floats
-            k: v if type(v) is bool else bool(v) if type(v) is np.bool_ else float(v)
-            for k, v in facts.items()
-        }
-        self._last_details = details
         return JudgeSignal(reward=phi, phi=phi, verdict=verdict, reason=reason, details=details)
+
+
+def _details(note: Any) -> dict[str, Any]:
+    """Details from a fast-path note: bools stay bools (numpy ones too), numbers become floats."""
+    if note is None:
+        return {"success": False, "fail": False}
+    keys, facts, _ = note
+    return {
+        k: v if type(v) is bool else bool(v) if type(v) is np.bool_ else float(v)
+        for k in (facts if keys is None else keys)
+        for v in (facts[k],)
+    }

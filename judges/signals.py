@@ -26,9 +26,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from simjudge.envs.state_api import StateView
 
 __all__ = [
+    "CODE_OF_VERDICT",
     "FAILURE",
+    "FAILURE_CODE",
     "SUCCESS",
+    "SUCCESS_CODE",
     "UNDECIDED",
+    "UNDECIDED_CODE",
+    "VERDICT_OF_CODE",
+    "FastSignal",
     "VERDICTS",
     "JudgeSignal",
     "Transition",
@@ -42,6 +48,24 @@ FAILURE: Verdict = "failure"
 UNDECIDED: Verdict = "undecided"
 VERDICTS: tuple[str, ...] = (SUCCESS, FAILURE, UNDECIDED)
 """Every valid verdict, in the order wrappers document them."""
+
+SUCCESS_CODE = 1
+"""Verdict code of ``success`` on the fast path (:meth:`Judge.observe_fast`)."""
+FAILURE_CODE = -1
+"""Verdict code of ``failure``: ``float(code)`` is the sparse reward of the verdict."""
+UNDECIDED_CODE = 0
+"""Verdict code of ``undecided``."""
+VERDICT_OF_CODE: tuple[Verdict, Verdict, Verdict] = (UNDECIDED, SUCCESS, FAILURE)
+"""Verdict by code: ``VERDICT_OF_CODE[code]`` (index -1 is ``failure``)."""
+CODE_OF_VERDICT: dict[str, int] = {SUCCESS: SUCCESS_CODE, FAILURE: FAILURE_CODE, UNDECIDED: 0}
+"""Code by verdict."""
+
+FastSignal = tuple[float, float | None, int, Any]
+"""What a judge's fast path returns: ``(reward, phi, verdict code, note)``.
+
+The note is whatever the judge needs to build the full :class:`JudgeSignal` later
+(:meth:`Judge.explain`): reason and details are made only when someone asks for them.
+"""
 
 _PHI_SLACK = 1e-9
 """Φ within this of [0, 1] is clipped (float round-off), further out is an error."""

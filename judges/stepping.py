@@ -13,6 +13,7 @@ each step is judged exactly once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any, cast
 
 import gymnasium as gym
@@ -20,7 +21,7 @@ import numpy as np
 
 from .base import Judge
 from .context import JudgeContext
-from .signals import JudgeSignal, Transition
+from .signals import FastSignal, JudgeSignal, Transition
 
 __all__ = ["BaseJudgeWrapper", "ContextSource", "put_info"]
 
@@ -46,17 +47,26 @@ class BaseJudgeWrapper(gym.Wrapper):
     """Base of the judge wrappers: runs ``judge`` on every reset and step.
 
     Subclasses override ``reset``/``step`` and call :meth:`_judge_reset` /
-    :meth:`_judge_step`, which return the :class:`JudgeSignal` of the new state.
+    :meth:`_judge_step`, which return the judge's fast-path result
+    (:data:`~simjudge.judges.signals.FastSignal`: reward, Φ, verdict code, note) of the new
+    state; :attr:`last_signal` builds the full :class:`JudgeSignal` only when read. The judge
+    call is timed once per step (into ``judge.stats["observe"]``), not once per judge.
 
     Attributes:
         judge: The judge.
         context: The current episode's context.
         episode: Index of the current episode (-1 before the first reset).
         step_index: Steps taken in the current episode.
-        last_signal: The signal of the latest transition.
+        last_fast: The fast-path result of the latest transition.
     """
 
-    def __init__(self, env: gym.Env, judge: Judge, context: ContextSource = None) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        judge: Judge,
+        context: ContextSource = None,
+        success_every: int | None = None,
+    ) -> None:
         super().__init__(env)
         if not isinstance(judge, Judge):
             raise TypeError(
@@ -65,18 +75,33 @@ class BaseJudgeWrapper(gym.Wrapper):
             )
         self.judge = judge
         self._leader = self._find_leader()
-        if self._leader is not None and context is not None:
+        if self._leader is not None and (context is not None or success_every is not None):
             raise ValueError(
                 f"{type(self._leader).__name__} below already runs this judge, so this wrapper "
-                "reads its signals; pass context= to the innermost wrapper instead"
+                "reads its signals; pass context= and success_every= to the innermost wrapper"
             )
+        if success_every is not None:
+            judge.set_success_every(success_every)
         self._context_source = context
         self._base_context: JudgeContext | None = None
         self._base_context_key: Any = None
+        self._needs_transition = judge.needs_transition
+        self._view: Any = None
+        self._stats = judge.stats["observe"]
         self.context: JudgeContext | None = None
         self.episode = -1
         self.step_index = 0
-        self.last_signal: JudgeSignal | None = None
+        self.last_fast: FastSignal | None = None
+        self._signal: JudgeSignal | None = None
+
+    @property
+    def last_signal(self) -> JudgeSignal | None:
+        """The full signal of the latest transition (built on first read, then kept)."""
+        if self._leader is not None:
+            return self._leader.last_signal
+        if self._signal is None and self.last_fast is not None:
+            self._signal = self.judge.explain(self.last_fast)
+        return self._signal
 
     def _find_leader(self) -> BaseJudgeWrapper | None:
         env = self.env
@@ -113,28 +138,40 @@ class BaseJudgeWrapper(gym.Wrapper):
         frame = None
         if self.judge.needs_frames and self.env.render_mode == "rgb_array":
             frame = cast(np.ndarray, self.env.render())  # rgb_array: one frame array
-        view = getattr(self.env.unwrapped, "view", None)
-        return Transition(step=step, view=view, obs=obs, info=info, frame=frame, **kw)
+        return Transition(step=step, view=self._view, obs=obs, info=info, frame=frame, **kw)
 
-    def _follow_leader(self) -> JudgeSignal:
-        """The signal of the wrapper below that runs the same judge (it went first)."""
+    def _follow_leader(self) -> FastSignal:
+        """The result of the wrapper below that runs the same judge (it went first)."""
         assert self._leader is not None
-        signal = self._leader.last_signal
-        assert signal is not None, "the leading wrapper observed this step before us"
-        self.last_signal = signal
-        return signal
+        fast = self._leader.last_fast
+        assert fast is not None, "the leading wrapper observed this step before us"
+        self.last_fast = fast
+        return fast
 
-    def _judge_reset(self, obs: Any, info: dict[str, Any], seed: int | None) -> JudgeSignal:
+    def _observe(
+        self, step: int, info: dict[str, Any], done: bool, transition: Transition | None
+    ) -> FastSignal:
+        """One timed fast-path call of the judge."""
+        start = perf_counter()
+        fast = self.last_fast = self.judge.observe_fast(step, self._view, info, done, transition)
+        self._stats.seconds += perf_counter() - start
+        self._signal = None
+        return fast
+
+    def _judge_reset(self, obs: Any, info: dict[str, Any], seed: int | None) -> FastSignal:
         self.episode += 1
         self.step_index = 0
         if self._leader is not None:
             self.context = self._leader.context
             return self._follow_leader()
         self.context = self._episode_context(seed)
-        self.judge.claim(self.env.unwrapped)
+        unwrapped = self.env.unwrapped
+        self._view = getattr(unwrapped, "view", None)
+        self.judge.claim(unwrapped)
         self.judge.reset(self.context)
-        self.last_signal = self.judge.observe(self._transition(0, obs, info))
-        return self.last_signal
+        self._stats = self.judge.stats["observe"]
+        transition = self._transition(0, obs, info) if self._needs_transition else None
+        return self._observe(0, info, False, transition)
 
     def _judge_step(
         self,
@@ -144,18 +181,27 @@ class BaseJudgeWrapper(gym.Wrapper):
         terminated: bool,
         truncated: bool,
         info: dict[str, Any],
-    ) -> JudgeSignal:
-        if self.last_signal is None:
+    ) -> FastSignal:
+        # the hot path of every judged step: one timing pair, no per-step objects here
+        if self.last_fast is None:
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset(); call env.reset() first"
             )
-        self.step_index += 1
+        self.step_index = step = self.step_index + 1
         if self._leader is not None:
-            if self._leader.step_index != self.step_index:  # pragma: no cover - defensive
+            if self._leader.step_index != step:  # pragma: no cover - defensive
                 raise RuntimeError("stacked judge wrappers are out of step; reset the env")
             return self._follow_leader()
+        if not self._needs_transition:
+            start = perf_counter()
+            fast = self.last_fast = self.judge.observe_fast(
+                step, self._view, info, terminated or truncated, None
+            )
+            self._stats.seconds += perf_counter() - start
+            self._signal = None
+            return fast
         transition = self._transition(
-            self.step_index,
+            step,
             obs,
             info,
             action=np.asarray(action),
@@ -163,5 +209,4 @@ class BaseJudgeWrapper(gym.Wrapper):
             terminated=bool(terminated),
             truncated=bool(truncated),
         )
-        self.last_signal = self.judge.observe(transition)
-        return self.last_signal
+        return self._observe(step, info, bool(terminated or truncated), transition)
