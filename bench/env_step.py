@@ -12,10 +12,13 @@ steps each) instead of whole rounds; load from other processes then hits both
 alike. Each round thus gives a paired ratio, and ``ratio`` is their median
 (``--chunk`` equal to ``--steps`` gives plain round-by-round alternation).
 Also prints where a control step's time goes (an instrumented pass, separate
-from the timing) and the peak resident memory added per env.
+from the timing: IK and motor command, physics, observation, info) with the
+share of physics, what a one-env ``SyncVectorEnv`` adds per step with
+``info_mode="full"`` and ``"minimal"`` (merging the info dicts), and the
+resident memory added per env (``memory per env``; target ≤ 40 MiB).
 
 Usage: ``python bench/env_step.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 5]
-[--chunk 200]``
+[--chunk 200] [--backend pybullet|mujoco|sapien]``
 """
 
 from __future__ import annotations
@@ -107,6 +110,36 @@ def _parts(env, actions: np.ndarray) -> dict[str, float]:
     return {label: seconds / len(actions) * 1e6 for label, seconds in spent.items()}
 
 
+def _vector_overhead(task: str, info_mode: str, actions: np.ndarray, chunk: int = 25) -> float:
+    """µs per step a one-env ``SyncVectorEnv`` adds over the env itself.
+
+    The plain env and the vector env alternate in chunks of ``chunk`` steps; the result is the
+    median over chunk pairs of the per-step difference (robust to load from other processes).
+    """
+    import gymnasium as gym
+
+    plain = make_task_env(task, horizon=10**9, info_mode=info_mode)
+    vector = gym.vector.SyncVectorEnv(
+        [lambda: make_task_env(task, horizon=10**9, info_mode=info_mode)]
+    )
+    plain.reset(seed=0)
+    vector.reset(seed=0)
+    differences = []
+    for start in range(0, len(actions) - chunk + 1, chunk):
+        part = actions[start : start + chunk]
+        t0 = time.perf_counter()
+        for action in part:
+            plain.step(action)
+        t1 = time.perf_counter()
+        for action in part:
+            vector.step(action[None, :])
+        t2 = time.perf_counter()
+        differences.append(((t2 - t1) - (t1 - t0)) / chunk * 1e6)
+    vector.close()
+    plain.close()
+    return statistics.median(differences)
+
+
 def main() -> None:
     """Run the benchmark and print the rates, the parts of a step and ``ratio: X``."""
     parser = argparse.ArgumentParser(
@@ -117,14 +150,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--chunk", type=int, default=200, help="steps per alternation")
     parser.add_argument("--envs", type=int, default=4, help="envs created for the memory estimate")
+    parser.add_argument("--backend", default="pybullet", choices=["pybullet", "mujoco", "sapien"])
     args = parser.parse_args()
     chunk = max(1, min(args.chunk, args.steps))
 
     proc = psutil.Process()
     gc.collect()
     rss0 = proc.memory_info().rss
-    env = make_task_env(args.task, horizon=10**9)
-    raw_env = make_task_env(args.task, horizon=10**9)  # the same scene, for the raw replay
+    env = make_task_env(args.task, horizon=10**9, backend=args.backend)
+    raw_env = make_task_env(args.task, horizon=10**9, backend=args.backend)  # the same scene, for the raw replay
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0  # suction off: the common case for reward subtasks
@@ -139,8 +173,9 @@ def main() -> None:
     phys_rate = statistics.median(phys_rates)
     ratio = statistics.median(ratios)
     parts = _parts(env, actions)
+    vector_us = {mode: _vector_overhead(args.task, mode, actions) for mode in ("full", "minimal")}
 
-    extra = [make_task_env(args.task) for _ in range(max(args.envs - 2, 0))]
+    extra = [make_task_env(args.task, backend=args.backend) for _ in range(max(args.envs - 2, 0))]
     gc.collect()
     per_env_mb = (proc.memory_info().rss - rss0) / (len(extra) + 2) / 2**20
     for e in extra:
@@ -149,7 +184,7 @@ def main() -> None:
     env.close()
 
     print(
-        f"task: {args.task}  frameskip: {env.frameskip}  rounds: {args.rounds}  "
+        f"task: {args.task}  backend: {args.backend}  frameskip: {env.frameskip}  rounds: {args.rounds}  "
         f"steps/round: {args.steps}  chunk: {chunk}"
     )
     print(f"SimEnv control steps/s (median): {env_rate:,.0f}")
@@ -157,6 +192,11 @@ def main() -> None:
     print("per-round ratios: " + " ".join(f"{r:.3f}" for r in ratios))
     print("one control step, µs (instrumented pass):")
     print("  " + ", ".join(f"{label} {us:.0f}" for label, us in parts.items()))
+    print(f"  share of physics: {parts['physics'] / parts['total']:.2f}")
+    print(
+        "SyncVectorEnv(n=1) adds per step: "
+        + ", ".join(f"info_mode={mode} {us:.0f} µs" for mode, us in vector_us.items())
+    )
     print(f"memory per env (RSS, {len(extra) + 2} envs): {per_env_mb:.1f} MiB")
     print(f"ratio: {ratio:.3f}")
 

@@ -15,7 +15,7 @@ summed over its retries. Targets: grasp-link success ≥ 90 %, median planning
 time ≤ 1 s (RoboGen budgets 8 s per plan).
 
 Usage: ``python bench/planning.py [--queries 50] [--planners bitstar rrtconnect]
-[--approach auto|straight|tilted] [--spread 0.25]``
+[--approach auto|straight|tilted] [--spread 0.25] [--backend pybullet|mujoco|sapien]``
 """
 
 from __future__ import annotations
@@ -159,6 +159,7 @@ def main() -> None:
         help="std (rad) of the start configuration around home",
     )
     parser.add_argument("--verbose", action="store_true", help="print every query")
+    parser.add_argument("--backend", default="pybullet", choices=["pybullet", "mujoco", "sapien"])
     args = parser.parse_args()
     queries = make_queries(args.queries)
     envs: dict[str, object] = {}
@@ -167,7 +168,7 @@ def main() -> None:
     for planner in args.planners:
         outs = results.setdefault(planner, [])
         for q in queries:
-            env = envs.get(q.task) or envs.setdefault(q.task, make_task_env(q.task))
+            env = envs.get(q.task) or envs.setdefault(q.task, make_task_env(q.task, backend=args.backend))
             out = run_query(env, q, planner, args.approach, args.spread)
             outs.append(out)
             if args.verbose or not out.success:
@@ -177,7 +178,7 @@ def main() -> None:
                     f"seed={q.seed} plan={out.planning_time_s:.2f}s {out.reason[:120]}"
                 )
     wall = time.perf_counter() - start
-    setup = f"approach={args.approach}, spread={args.spread}"
+    setup = f"backend={args.backend}, approach={args.approach}, spread={args.spread}"
     print(f"\n{args.queries} queries, {setup}, wall {wall:.0f} s")
     head = ("planner / kind", "n", "success%", "median_s", "p90_s", "steps", "attempts")
     widths = (26, 4, 8, 10, 8, 8, 9)

@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 __all__ = ["OPTIONAL_PACKAGES", "package_version", "versions"]
 
 CORE_PACKAGES: tuple[str, ...] = ("simjudge", "numpy", "gymnasium", "pybullet")
-OPTIONAL_PACKAGES: tuple[str, ...] = ("torch", "stable-baselines3", "ompl")
+OPTIONAL_PACKAGES: tuple[str, ...] = ("torch", "stable-baselines3", "ompl", "mujoco", "sapien")
 """Recorded when they have been imported in this process (they are what a result used)."""
 
 _MODULES = {"stable-baselines3": "stable_baselines3"}

@@ -1,0 +1,131 @@
+"""Batched state reads of the MuJoCo backend (:meth:`Backend.read_bodies` in a few array ops).
+
+Why a plan: a control step reads the same bodies' poses, joints and boxes every time.
+A :class:`ReadPlan` turns a batch of :class:`~simjudge.envs.backends.base.BodyQuery`
+once into index arrays, so each later reading is one gather from the data arrays plus
+one vectorised pass over the geoms' boxes, instead of dozens of small getter calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .base import BodyQuery
+
+__all__ = ["ReadPlan", "geom_boxes"]
+
+_XYZW = np.array([1, 2, 3, 0])
+
+
+def geom_boxes(model, data, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """World AABBs (min, max) of ``geoms`` from their local boxes and current frames."""
+    aabb = model.geom_aabb[geoms]
+    rotation = data.geom_xmat[geoms].reshape(-1, 3, 3)
+    centre = data.geom_xpos[geoms] + np.einsum("nij,nj->ni", rotation, aabb[:, :3])
+    half = np.einsum("nij,nj->ni", np.abs(rotation), aabb[:, 3:])
+    return centre - half, centre + half
+
+
+class ReadPlan:
+    """Index arrays that assemble one batch's reading from MuJoCo's data arrays.
+
+    The reading is ``source[index]`` where ``source`` concatenates body positions,
+    body orientations (already ``x, y, z, w``), joint positions, a zero (fixed joints)
+    and the requested boxes' minima and maxima.
+    """
+
+    def __init__(self, model, layout, queries: Sequence[BodyQuery]) -> None:
+        nbody, nq = model.nbody, model.nq
+        quat_base = 3 * nbody
+        zero = quat_base + 4 * nbody + nq
+        box_base = zero + 1
+        index: list[int] = []
+        box_geoms: list[np.ndarray] = []
+        box_points: list[int] = []  # body id for a box of a link without geoms
+        n_boxes = 0
+
+        def add_box(geoms: np.ndarray, body_id: int) -> None:
+            nonlocal n_boxes
+            box_geoms.append(geoms)
+            box_points.append(body_id if len(geoms) == 0 else -1)
+            index.extend([-(n_boxes * 2 + 1)] * 3 + [-(n_boxes * 2 + 2)] * 3)  # patched below
+            n_boxes += 1
+
+        self.bounds: list[tuple[int, int]] = []  # each query's part of the reading
+        for query in queries:
+            start = len(index)
+            idx = layout.index[query.body]
+            if query.base:
+                base = int(idx.bodies[0])
+                index += [3 * base + k for k in range(3)]
+                index += [quat_base + 4 * base + int(k) for k in _XYZW]
+            if query.aabb:
+                add_box(np.concatenate(idx.geoms), int(idx.bodies[0]))
+            for joint in query.joints:
+                adr = int(idx.qpos[joint])
+                index.append(quat_base + 4 * nbody + adr if adr >= 0 else zero)
+            ids = [int(idx.bodies[link + 1]) for link in query.links]
+            for body_id in ids:
+                index += [3 * body_id + k for k in range(3)]
+            for body_id in ids:
+                index += [quat_base + 4 * body_id + int(k) for k in _XYZW]
+            for link in query.link_aabbs:
+                add_box(idx.geoms[link + 1], int(idx.bodies[link + 1]))
+            self.bounds.append((start, len(index)))
+        # boxes: minima then maxima, 3 each; patch the placeholders with real offsets
+        counters: dict[int, int] = {}
+        for position, value in enumerate(index):
+            if value < 0:
+                box, is_max = divmod(-value - 1, 2)
+                k = counters.get(-value, 0)
+                counters[-value] = k + 1
+                index[position] = box_base + (3 * n_boxes if is_max else 0) + 3 * box + k
+        self.index = np.asarray(index, dtype=np.int64)
+        self.n_boxes = n_boxes
+        lengths = [max(len(g), 1) for g in box_geoms]
+        self.starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if lengths else np.zeros(0, np.int64)
+        flat = [g if len(g) else np.array([0]) for g in box_geoms]
+        self.geoms = np.concatenate(flat).astype(np.int64) if flat else np.zeros(0, np.int64)
+        self.points = np.asarray(box_points, dtype=np.int64)
+        self.point_rows = np.nonzero(self.points >= 0)[0]
+        # geoms welded to the world move only when the model is edited (a fixed base
+        # teleported): their boxes are kept until ``static_version`` changes
+        static = model.body_weldid[model.geom_bodyid[self.geoms]] == 0
+        self.static_rows = np.nonzero(static)[0]
+        self.moving_rows = np.nonzero(~static)[0]
+        self.moving_geoms = self.geoms[self.moving_rows]
+        self._static: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._lo = np.zeros((len(self.geoms), 3))
+        self._hi = np.zeros((len(self.geoms), 3))
+
+    def _boxes(self, model, data, static_version: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self._lo, self._hi
+        if self._static is None or self._static[0] != static_version:
+            static_lo, static_hi = geom_boxes(model, data, self.geoms[self.static_rows])
+            lo[self.static_rows], hi[self.static_rows] = static_lo, static_hi
+            self._static = (static_version, static_lo, static_hi)
+        moving_lo, moving_hi = geom_boxes(model, data, self.moving_geoms)
+        lo[self.moving_rows], hi[self.moving_rows] = moving_lo, moving_hi
+        return lo, hi
+
+    def read(self, model, data, static_version: int = -1) -> np.ndarray:
+        """The batch's reading in the current state (kinematics must be current).
+
+        ``static_version`` names the placement of world-welded geoms; -1 recomputes them.
+        """
+        parts = [data.xpos.ravel(), data.xquat.ravel(), data.qpos, np.zeros(1)]
+        if self.n_boxes:
+            if static_version < 0:
+                lo, hi = geom_boxes(model, data, self.geoms)
+            else:
+                lo, hi = self._boxes(model, data, static_version)
+            box_lo = np.minimum.reduceat(lo, self.starts, axis=0)
+            box_hi = np.maximum.reduceat(hi, self.starts, axis=0)
+            if len(self.point_rows):
+                points = data.xpos[self.points[self.point_rows]]
+                box_lo[self.point_rows] = points
+                box_hi[self.point_rows] = points
+            parts += [box_lo.ravel(), box_hi.ravel()]
+        return np.concatenate(parts)[self.index]
