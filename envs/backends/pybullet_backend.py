@@ -26,7 +26,11 @@ from .base import (
     RenderResult,
 )
 
-__all__ = ["PyBulletBackend"]
+__all__ = ["LIMIT_SLACK", "PyBulletBackend"]
+
+LIMIT_SLACK = 0.005
+"""How far (a fraction of the joint's range) an object joint may get beyond a limit before
+the backend's hard stop puts it back (see :meth:`PyBulletBackend.set_joint_limits`)."""
 
 _JOINT_TYPES: dict[int, Literal["revolute", "prismatic", "fixed", "spherical", "planar"]] = {
     0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "fixed",
@@ -103,6 +107,7 @@ class PyBulletBackend:
         self._still: dict[tuple, tuple] = {}  # reads kept across steps, see "state" below
         self._body_aabbs: dict[int, tuple] = {}
         self._settled = False
+        self._limits: dict[int, dict[int, tuple[float, float, float]]] = {}
         self._configure()
 
     # lifecycle -----------------------------------------------------------------
@@ -119,6 +124,7 @@ class PyBulletBackend:
     def reset_world(self) -> None:
         """Remove every body and constraint; restore gravity and timestep."""
         self._p.resetSimulation(physicsClientId=self._client)
+        self._limits.clear()
         self._joint_cache.clear()
         self._movable_cache.clear()
         self._fixed_bodies.clear()
@@ -572,23 +578,50 @@ class PyBulletBackend:
     def set_joint_limits(
         self, body: int, joint: int, lower: float, upper: float, max_force: float = 1e4
     ) -> None:
-        """Enforce a joint's position limits with a stiff limit constraint.
+        """Enforce a joint's position limits: a stiff limit constraint plus a hard stop.
 
-        PyBullet's default limit force yields to an arm pushing through a weld
-        (a drawer could be shoved 0.7 m into its cabinet); this makes limits hold.
+        PyBullet's limit constraint only stops the velocity that would take the joint
+        further out: with split impulse (PyBullet's default) it never pushes a joint back
+        from beyond its limit, and one timestep of a hard push (the arm's suction weld
+        drove a faucet handle with range 0-0.61 rad to -1.2 rad, where it stayed) carries
+        it far past. So every timestep also ends with a hard stop (:meth:`_hold_limits`):
+        a joint more than :data:`LIMIT_SLACK` of its range outside its limits is put back
+        on the limit, its outward velocity removed. Overshoot is bounded by the slack
+        whatever pushes, and a released joint is within its limits.
         """
+        lower, upper = float(lower), float(upper)
         self._p.changeDynamics(
-            body, joint, jointLowerLimit=float(lower), jointUpperLimit=float(upper),
+            body, joint, jointLowerLimit=lower, jointUpperLimit=upper,
             jointLimitForce=float(max_force), physicsClientId=self._client,
         )
+        if upper > lower:
+            slack = LIMIT_SLACK * (upper - lower)
+            self._limits.setdefault(int(body), {})[int(joint)] = (lower, upper, slack)
+
+    def _hold_limits(self) -> None:
+        """Put every limited joint that got beyond its limits (and slack) back on the limit."""
+        p, c = self._p, self._client
+        for body, limits in self._limits.items():
+            joints = list(limits)
+            for joint, (q, v, *_) in zip(
+                joints, p.getJointStates(body, joints, physicsClientId=c), strict=True
+            ):
+                lower, upper, slack = limits[joint]
+                if q < lower - slack:
+                    p.resetJointState(body, joint, lower, max(v, 0.0), physicsClientId=c)
+                elif q > upper + slack:
+                    p.resetJointState(body, joint, upper, min(v, 0.0), physicsClientId=c)
 
     def step(self, n: int = 1) -> None:
-        """Advance physics ``n`` timesteps."""
+        """Advance physics ``n`` timesteps (each ends with the joint-limit stop)."""
         p, c = self._p, self._client
         self._forget()
         self._settled = True
+        hold = self._hold_limits if self._limits else None
         for _ in range(n):
             p.stepSimulation(physicsClientId=c)
+            if hold is not None:
+                hold()
 
     # contacts and queries ---------------------------------------------------------
     @staticmethod

@@ -37,8 +37,9 @@ def test_grasp_drawer_handle_attaches_to_that_link(drawer_env):
     assert result.final_state.grasped == ("StorageFurniture", "link_1")
     assert result.steps == env.elapsed_steps > 0
     assert result.planning_time_s > 0 and result.attempts == 1
-    # the grasp is real: pulling opens the drawer
-    for _ in range(15):
+    # the grasp is real: pulling opens the drawer (8 steps stay short of its 0.207 m stop,
+    # where further pulling overloads the weld and suction lets go, as it should)
+    for _ in range(8):
         env.step(np.array([-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]))
     assert env.view.joint_value("StorageFurniture", "joint_0") > 0.05
     assert check_grasped(env.view, "StorageFurniture", "link_1")
