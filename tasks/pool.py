@@ -11,8 +11,16 @@ processes, e.g. parallel proposers) work at once:
 
     ``tasks(id, name UNIQUE, description, asset, tags JSON, created)``
     ``solutions(id, task_id, yaml, source, created)``, unique per (task, yaml)
-    ``outcomes(id, solution_id, task_success, subtask_success JSON, run_dir, created)``
+    ``outcomes(id, solution_id, task_success, subtask_success JSON, run_dir, key, created)``,
+    unique per (solution, key)
     ``embeddings(task_id, model, dim, vector float32 BLOB)``, one row per (task, model)
+
+Writes are idempotent: an outcome's ``key`` (by default its run directory, made absolute)
+identifies it, so recording the same execution again (a resumed ``acquire`` reading its
+checkpoints back) adds nothing, and seeding runs in one transaction with ``INSERT OR
+IGNORE``, so any number of processes creating and seeding the pool at once leave exactly
+one copy of each seed solution and outcome. Outcomes without a key (a bare bool) are
+appended every time.
 
 Vectors are computed lazily (at the first query) for the pool's embedder, so seeding and
 recording never load a model, and switching embedders re-embeds rather than mixing models.
@@ -27,8 +35,10 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from simjudge.tasks.embedding_cache import cached_embed, query_cache_path
 from simjudge.tasks.llm.embeddings import Embedder, MiniLMEmbedder
 from simjudge.tasks.pool_seed import PoolError, TaskFields
 from simjudge.tasks.spec import Solution
@@ -56,13 +67,19 @@ CREATE TABLE IF NOT EXISTS outcomes(
     id INTEGER PRIMARY KEY,
     solution_id INTEGER NOT NULL REFERENCES solutions(id) ON DELETE CASCADE,
     task_success INTEGER NOT NULL, subtask_success TEXT NOT NULL DEFAULT '[]',
-    run_dir TEXT, created TEXT NOT NULL);
+    run_dir TEXT, created TEXT NOT NULL, key TEXT);
 CREATE TABLE IF NOT EXISTS embeddings(
     task_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, model TEXT NOT NULL,
     dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY(task_id, model));
 CREATE INDEX IF NOT EXISTS solutions_task ON solutions(task_id);
 CREATE INDEX IF NOT EXISTS outcomes_solution ON outcomes(solution_id);
 """
+
+# After the migration of pools made before outcome keys (the column is added first).
+_OUTCOME_KEY_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS outcomes_key "
+                      "ON outcomes(solution_id, key)")
+SEED_KEY = "seed"
+"""Outcome key of the verified outcome recorded with a seed solution."""
 
 # Latest successful solution of each task that has one.
 _EXEMPLARS = """
@@ -144,17 +161,24 @@ class PoolEntry:
     solutions: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _outcome_row(outcome: Any) -> tuple[int, str, str | None]:
+def _outcome_row(outcome: Any, key: str | None = None) -> tuple[int, str, str | None, str | None]:
+    """``(task_success, subtask_success JSON, run_dir, key)`` of an outcome.
+
+    The key is ``key`` if given, else the outcome's run directory (``run_dir``, or an
+    :class:`~simjudge.tasks.spec.Outcome`'s ``out_dir``) made absolute, else None.
+    """
     if isinstance(outcome, bool):
-        return int(outcome), "[]", None
+        return int(outcome), "[]", None, key
     get = outcome.get if isinstance(outcome, Mapping) else (
         lambda k, d=None: getattr(outcome, k, d))
     success = get("task_success")
     if not isinstance(success, bool | np.bool_):
         raise PoolError(f"outcome.task_success must be a bool, got {success!r}")
     subtasks = [bool(x) for x in (get("subtask_success", ()) or ())]
-    run_dir = get("run_dir")
-    return int(success), json.dumps(subtasks), None if run_dir is None else str(run_dir)
+    run_dir = get("run_dir") or get("out_dir") or None
+    if key is None and run_dir is not None:
+        key = os.path.abspath(str(run_dir))
+    return int(success), json.dumps(subtasks), None if run_dir is None else str(run_dir), key
 
 
 class ExemplarPool:
@@ -177,13 +201,7 @@ class ExemplarPool:
         self._conn = sqlite3.connect(self.path, timeout=timeout_s, isolation_level=None,
                                      check_same_thread=False)
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-            self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            with self._tx() as conn:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    conn.execute(statement)
+            self._setup(timeout_s)
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise PoolError(f"{self.path} is not a usable exemplar pool: {exc}") from None
@@ -191,6 +209,35 @@ class ExemplarPool:
         self._matrix: tuple[list[tuple], np.ndarray] = ([], np.zeros((0, 0), np.float32))
 
     # -- plumbing ----------------------------------------------------------------------
+    def _setup(self, timeout_s: float) -> None:
+        """Journal mode, pragmas and schema (with the outcome-key migration).
+
+        Switching a new file to WAL while another process does the same can fail at once
+        with "database is locked" (SQLite does not call the busy handler there), so the
+        setup is retried until ``timeout_s``; the schema itself is one transaction.
+        """
+        deadline = time.monotonic() + timeout_s
+        delay = 0.01
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+                self._conn.execute("PRAGMA foreign_keys=ON")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+                with self._tx() as conn:
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        conn.execute(statement)
+                    columns = {row[1] for row in conn.execute("PRAGMA table_info(outcomes)")}
+                    if "key" not in columns:  # a pool made before outcome keys
+                        conn.execute("ALTER TABLE outcomes ADD COLUMN key TEXT")
+                    conn.execute(_OUTCOME_KEY_INDEX)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
@@ -244,19 +291,23 @@ class ExemplarPool:
         return int(task_id)
 
     def add_task(self, task: Any, solution: Solution, outcome: Any = None, *,
-                 source: str = "") -> int:
+                 source: str = "", key: str | None = None) -> int:
         """Record a task, one of its solutions and (optionally) an execution outcome.
 
         Failed outcomes are stored too (useful for audits); only tasks with a successful
         outcome are retrieved as exemplars. Adding the same solution again only adds the
-        new outcome.
+        new outcome; adding an outcome whose key is already recorded for the solution adds
+        nothing (idempotent: a resumed run records each execution once).
 
         Args:
             task: Task fields (see :meth:`TaskFields.coerce`).
             solution: The solution.
             outcome: None, a bool, or an object/mapping with ``task_success``,
-                optional ``subtask_success`` and ``run_dir`` (e.g. ``Outcome``).
+                optional ``subtask_success`` and ``run_dir`` (e.g. ``Outcome``, whose
+                ``out_dir`` counts as its run directory).
             source: Where the solution came from (``seed:...``, a proposer name).
+            key: What identifies the outcome (default: its run directory, made absolute;
+                an outcome with neither is appended every time).
 
         Returns:
             The solution's row id.
@@ -264,32 +315,47 @@ class ExemplarPool:
         fields = TaskFields.coerce(task)
         if not isinstance(solution, Solution):
             raise PoolError(f"solution must be a Solution, got {type(solution).__name__}")
-        out = None if outcome is None else _outcome_row(outcome)
-        text = solution.to_yaml()
+        out = None if outcome is None else _outcome_row(outcome, key)
         with self._tx() as conn:
-            task_id = self._upsert_task(conn, fields)
-            conn.execute("INSERT OR IGNORE INTO solutions(task_id, yaml, source, created) "
-                         "VALUES(?,?,?,?)", (task_id, text, source, _now()))
-            sol_id = int(conn.execute("SELECT id FROM solutions WHERE task_id = ? AND yaml = ?",
-                                      (task_id, text)).fetchone()[0])
-            if out is not None:
-                conn.execute("INSERT INTO outcomes(solution_id, task_success, subtask_success, "
-                             "run_dir, created) VALUES(?,?,?,?,?)", (sol_id, *out, _now()))
+            sol_id, _ = self._insert(conn, fields, solution, source, out)
         return sol_id
 
+    def _insert(self, conn: sqlite3.Connection, fields: TaskFields, solution: Solution,
+                source: str, out: tuple[int, str, str | None, str | None] | None,
+                ) -> tuple[int, bool]:
+        """Task, solution and outcome rows inside an open transaction: (solution id, new?)."""
+        task_id = self._upsert_task(conn, fields)
+        text = solution.to_yaml()
+        cur = conn.execute("INSERT OR IGNORE INTO solutions(task_id, yaml, source, created) "
+                           "VALUES(?,?,?,?)", (task_id, text, source, _now()))
+        sol_id = int(conn.execute("SELECT id FROM solutions WHERE task_id = ? AND yaml = ?",
+                                  (task_id, text)).fetchone()[0])
+        if out is not None:
+            conn.execute("INSERT OR IGNORE INTO outcomes(solution_id, task_success, "
+                         "subtask_success, run_dir, key, created) VALUES(?,?,?,?,?,?)",
+                         (sol_id, *out, _now()))
+        return sol_id, cur.rowcount == 1
+
     def append_success(self, task: Any, solution: Solution, outcome: Any, *,
-                       source: str = "") -> int | None:
+                       source: str = "", key: str | None = None) -> int | None:
         """Add a solution only if its outcome succeeded (the VERGSA pool update).
+
+        Idempotent like :meth:`add_task`: the same outcome (same ``key``, by default its
+        run directory) is recorded once however often it is appended.
 
         Returns:
             The solution's row id, or None when the outcome was a failure (nothing stored).
         """
         if not bool(_outcome_row(outcome)[0]):
             return None
-        return self.add_task(task, solution, outcome, source=source)
+        return self.add_task(task, solution, outcome, source=source, key=key)
 
     def seed_from(self, items: Iterable[tuple[Any, Solution]], *, source: str = "seed") -> int:
         """Add verified solutions as successful exemplars; already present pairs are skipped.
+
+        All of it is one transaction: processes seeding the same pool at once (e.g. its
+        first users creating it together) are serialised, and the second finds every pair
+        present, so each seed solution and its verified outcome are stored once.
 
         Args:
             items: ``(task fields, solution)`` pairs, e.g. from
@@ -299,18 +365,18 @@ class ExemplarPool:
         Returns:
             Number of solutions newly added.
         """
+        rows = [(TaskFields.coerce(task), solution) for task, solution in items]
         added = 0
-        for task, solution in items:
-            fields = TaskFields.coerce(task)
-            exists = self._query(
-                "SELECT 1 FROM solutions s JOIN tasks t ON t.id = s.task_id "
-                "WHERE t.name = ? AND s.yaml = ?", (fields.name, solution.to_yaml()))
-            if exists:
-                continue
-            verified = {"task_success": True,
-                        "subtask_success": [True] * len(solution.subtasks)}
-            self.add_task(fields, solution, verified, source=source)
-            added += 1
+        with self._tx() as conn:
+            for fields, solution in rows:
+                present = conn.execute(
+                    "SELECT 1 FROM solutions s JOIN tasks t ON t.id = s.task_id "
+                    "WHERE t.name = ? AND s.yaml = ?", (fields.name, solution.to_yaml()),
+                ).fetchone()
+                if present:
+                    continue
+                verified = (1, json.dumps([True] * len(solution.subtasks)), None, SEED_KEY)
+                added += self._insert(conn, fields, solution, source, verified)[1]
         return added
 
     # -- retrieval ---------------------------------------------------------------------
@@ -354,7 +420,7 @@ class ExemplarPool:
         rows, matrix = self._exemplar_matrix()
         if not rows:
             return []
-        query = np.asarray(self.embedder.embed([text])[0], np.float32)
+        query = cached_embed(self.embedder, [text], query_cache_path(self.path))[0]
         sims = matrix @ query
         out: list[Exemplar] = []
         for i in np.argsort(-sims, kind="stable"):

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from simjudge.envs.errors import SimjudgeError
 from simjudge.tasks.spec import Solution, SolutionError
+from simjudge.tasks.spec.config_checks import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS
 
 __all__ = ["EXEMPLAR_DIR", "PoolError", "TaskFields", "load_exemplars", "seed_pool"]
 
@@ -55,15 +56,24 @@ class TaskFields:
     def coerce(cls, task: Any) -> TaskFields:
         """Task fields from a TaskFields, TaskSpec, Solution, mapping or any task-like object.
 
-        A task-like object has ``name`` (or ``task``) and ``description`` attributes.
+        A task-like object has ``name`` (or ``task``) and ``description`` attributes; a
+        string is a task name.
         """
         if isinstance(task, TaskFields):
             return task
+        if isinstance(task, str):
+            task = {"name": task}
         get = task.get if isinstance(task, Mapping) else (lambda k, d=None: getattr(task, k, d))
         name = get("name") or get("task")
         if not isinstance(name, str) or not name.strip():
             raise PoolError(f"a task needs a non-empty name, got {task!r:.120}")
-        return cls(name=name.strip(), description=str(get("description", "") or ""),
+        description = str(get("description", "") or "")
+        if len(name) > MAX_NAME_CHARS or len(description) > MAX_DESCRIPTION_CHARS:
+            raise PoolError(f"task {name[:60]!r}: a pooled task's name may have at most "
+                            f"{MAX_NAME_CHARS} characters and its description "
+                            f"{MAX_DESCRIPTION_CHARS} (got {len(name)} and {len(description)}); "
+                            "shorten them")
+        return cls(name=name.strip(), description=description,
                    asset=str(get("asset", "") or ""), tags=tuple(get("tags", ()) or ()))
 
     @property

@@ -24,7 +24,27 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-__all__ = ["atomic_open", "atomic_write", "json_default", "read_json", "write_json"]
+from simjudge.envs.errors import SimjudgeError
+
+__all__ = ["CorruptFileError", "atomic_open", "atomic_write", "json_default", "read_json",
+           "write_json"]
+
+
+class CorruptFileError(SimjudgeError, ValueError):
+    """A file simjudge wrote (or was given) cannot be read back: truncated, corrupt, not UTF-8.
+
+    Attributes:
+        path: The file.
+        problem: What is wrong with it.
+        fix: What to do about it.
+    """
+
+    def __init__(self, path: str | Path, problem: str, fix: str | None = None) -> None:
+        self.path = Path(path)
+        self.problem = problem
+        self.fix = fix or (f"delete {self.path} to have the step that wrote it redone (rerun "
+                           "with --resume), or start over in a new output folder")
+        super().__init__(f"{self.path} {problem}; {self.fix}")
 
 
 @contextlib.contextmanager
@@ -90,5 +110,18 @@ def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file."""
-    return json.loads(Path(path).read_text())
+    """Parse a JSON file.
+
+    Raises:
+        CorruptFileError: The file is not UTF-8 or not valid JSON (e.g. truncated); the
+            message names the file and the fix.
+    """
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CorruptFileError(path, f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                               ) from None
+    except json.JSONDecodeError as exc:
+        raise CorruptFileError(path, f"is not valid JSON ({exc.msg}: line {exc.lineno}, "
+                               f"column {exc.colno}); it may be truncated") from None
