@@ -18,7 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .backends import Backend, CameraSpec, make_backend
+from .backends import Backend, CameraSpec, default_backend, make_backend
 from .goals import MAX_DENSE_REWARD, Goal
 from .observation import ObservationBuilder
 from .scene import SceneConfig
@@ -27,12 +27,24 @@ from .sim_state import SimState, capture_state, restore_state
 from .state_api import StateView
 from .world import PHYSICS_TIMESTEP
 
-__all__ = ["SimEnv", "SUPPORTED_OBS_MODES", "SUPPORTED_REWARD_MODES", "SUPPORTED_TRANSLATION_MODES"]
+__all__ = [
+    "SUPPORTED_ACTION_MODES",
+    "SUPPORTED_OBS_MODES",
+    "SUPPORTED_REWARD_MODES",
+    "SUPPORTED_TRANSLATION_MODES",
+    "SimEnv",
+]
 
 SUPPORTED_OBS_MODES: tuple[str, ...] = ("state", "state_dict")
 SUPPORTED_REWARD_MODES: tuple[str, ...] = ("dense", "normalized_dense", "sparse", "none")
 SUPPORTED_TRANSLATION_MODES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
 SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array",)
+SUPPORTED_INFO_MODES: tuple[str, ...] = ("full", "minimal")
+MINIMAL_INFO_KEYS: tuple[str, ...] = ("success", "fail", "progress", "elapsed_steps", "physics_error")
+"""The keys of ``info`` with ``info_mode="minimal"`` (training, vector envs)."""
+SUPPORTED_ACTION_MODES: tuple[str, ...] = ("delta_ee", "joint_position")
+"""``delta_ee``: the 7-D end-effector action below; ``joint_position``: 7 arm joint targets
+(rad) + a suction scalar (> 0.5 = on), driven by the backend's joint position control."""
 
 WORKSPACE_LOW = np.array([-0.35, -0.55, 0.0])
 """Lower corner of the box that ``normalized-direct-translation`` maps [-1, 1]^3 onto."""
@@ -79,7 +91,8 @@ class SimEnv(gym.Env):
     Args:
         scene: Scene config (object, dict, or YAML path / text).
         goal: Optional task goal (success facts, progress, reward).
-        backend: Backend name or instance.
+        backend: Backend name (``pybullet``, ``mujoco``, ``sapien``) or instance; None =
+            :func:`~simjudge.envs.backends.default_backend` (``$SIMJUDGE_BACKEND``, else pybullet).
         obs_mode: One of :data:`SUPPORTED_OBS_MODES`.
         reward_mode: One of :data:`SUPPORTED_REWARD_MODES`.
         translation_mode: One of :data:`SUPPORTED_TRANSLATION_MODES`.
@@ -91,6 +104,13 @@ class SimEnv(gym.Env):
         camera: Camera name from the scene config to render (first by default).
         scene_seed: Fix the scene layout; None = derive it from ``reset(seed=...)``.
         task_name: Name recorded in ``info`` and episode records.
+        info_mode: ``full`` (everything above) or ``minimal``: only
+            :data:`MINIMAL_INFO_KEYS`, for training and vector envs, which pay per key (and
+            per nested key) to merge infos every step; judges that read the goal's named
+            facts from ``info`` then compute them themselves.
+        action_mode: ``delta_ee`` (the action above) or ``joint_position``: the action is
+            ``Box(lower, upper, (8,))``, 7 arm joint targets within the joint limits plus a
+            suction value in [0, 1] (> 0.5 = on); see :meth:`step_joint_position`.
     """
 
     metadata = {"render_modes": list(SUPPORTED_RENDER_MODES), "render_fps": 25}
@@ -99,7 +119,7 @@ class SimEnv(gym.Env):
         self,
         scene: SceneConfig | dict | str | Path,
         goal: Goal | None = None,
-        backend: str | Backend = "pybullet",
+        backend: str | Backend | None = None,
         obs_mode: str = "state",
         reward_mode: str = "dense",
         translation_mode: str = "delta-translation",
@@ -111,8 +131,12 @@ class SimEnv(gym.Env):
         camera: str | None = None,
         scene_seed: int | None = None,
         task_name: str = "",
+        info_mode: str = "full",
+        action_mode: str = "delta_ee",
     ) -> None:
         _check_mode("obs_mode", obs_mode, SUPPORTED_OBS_MODES)
+        _check_mode("info_mode", info_mode, SUPPORTED_INFO_MODES)
+        self.info_mode = info_mode
         _check_mode("reward_mode", reward_mode, SUPPORTED_REWARD_MODES)
         _check_mode("translation_mode", translation_mode, SUPPORTED_TRANSLATION_MODES)
         if render_mode is not None:
@@ -133,14 +157,18 @@ class SimEnv(gym.Env):
         self.render_mode = render_mode
         self.task_name = task_name
         self.scene_seed = scene_seed
-        self.backend = make_backend(backend, timestep=PHYSICS_TIMESTEP) if isinstance(backend, str) else backend
+        if backend is None or isinstance(backend, str):
+            backend = make_backend(backend or default_backend(), timestep=PHYSICS_TIMESTEP)
+        self.backend = backend
         self._camera = self._pick_camera(camera)
         self.scene: BuiltScene = build_scene(self.backend, self.scene_config, scene_seed or 0)
         self.view = StateView(self.scene)
         self._obs = ObservationBuilder(self.backend, self.scene)
         self.observation_layout = self._obs.layout
         self.observation_space = self._obs.space(obs_mode)
-        self.action_space = gym.spaces.Box(-1.0, 1.0, shape=(7,), dtype=np.float32)
+        _check_mode("action_mode", action_mode, SUPPORTED_ACTION_MODES)
+        self.action_mode = action_mode
+        self.action_space = self._action_space_of(action_mode)
         self.elapsed_steps = 0
         self._physics_error = False
         self._suction_lost = False
@@ -183,7 +211,58 @@ class SimEnv(gym.Env):
 
     def step(self, action):
         """Apply one action for ``frameskip`` physics steps."""
+        if self.action_mode == "joint_position":
+            return self.step_joint_position(action)
         return self._step(action, self.translation_mode)
+
+    def _action_space_of(self, action_mode: str) -> gym.spaces.Box:
+        if action_mode == "joint_position":
+            robot = self.scene.robot
+            low = np.append(robot.lower, 0.0).astype(np.float32)
+            high = np.append(robot.upper, 1.0).astype(np.float32)
+            return gym.spaces.Box(low, high, dtype=np.float32)
+        return gym.spaces.Box(-1.0, 1.0, shape=(7,), dtype=np.float32)
+
+    @contextlib.contextmanager
+    def using_action_mode(self, action_mode: str) -> Iterator[None]:
+        """Inside the block :meth:`step` reads actions in ``action_mode`` (space included).
+
+        For a runner whose policy acts in joint positions on an env (possibly wrapped by
+        judges that see every :meth:`step`) built for ``delta_ee`` actions.
+
+        Raises:
+            ValueError: ``action_mode`` is not one of :data:`SUPPORTED_ACTION_MODES`.
+        """
+        _check_mode("action_mode", action_mode, SUPPORTED_ACTION_MODES)
+        saved = self.action_mode, self.action_space
+        self.action_mode, self.action_space = action_mode, self._action_space_of(action_mode)
+        try:
+            yield
+        finally:
+            self.action_mode, self.action_space = saved
+
+    def step_joint_position(self, action):
+        """One step towards arm joint targets: ``action`` = 7 joint angles (rad) + suction.
+
+        The targets are clipped to the joint limits and go straight to the backend's joint
+        position control (no IK); suction turns on when ``action[7] > 0.5``, off otherwise.
+
+        Raises:
+            ValueError: ``action`` is not 8 finite numbers.
+        """
+        a = np.asarray(action, dtype=np.float64)
+        if a.shape != (8,) or not np.all(np.isfinite(a)):
+            raise ValueError(
+                f"a joint_position action is 8 finite numbers (7 joint targets in rad, then "
+                f"suction in [0, 1]); got shape {a.shape}: {a}"
+            )
+        robot = self.scene.robot
+        robot.command(np.clip(a[:7], robot.lower, robot.upper))
+        if a[7] > 0.5 and not robot.suction_on:
+            robot.activate_suction(self.scene.static_bodies)
+        elif a[7] <= 0.5 and robot.suction_on:
+            robot.release()
+        return self._advance_and_observe()
 
     def step_in_mode(self, action, translation_mode: str):
         """Like :meth:`step`, reading the action's translation in ``translation_mode``.
@@ -212,6 +291,10 @@ class SimEnv(gym.Env):
                 f"action contains non-finite values: {np.array(a)}; actions must be finite"
             )
         self._apply_action(a, translation_mode)
+        return self._advance_and_observe()
+
+    def _advance_and_observe(self):
+        """After the arm was commanded: one control step, then obs, reward, flags, info."""
         self._suction_lost = self.advance()
         obs = self._obs.observe(self.obs_mode)
         if not self._obs.last_is_finite():
@@ -351,10 +434,19 @@ class SimEnv(gym.Env):
     def get_info(self) -> dict[str, Any]:
         """:meth:`evaluate` merged with progress, step count and a state summary."""
         facts = self.evaluate()
-        info: dict[str, Any] = dict(facts)
-        info["progress"] = 0.0
+        progress = 0.0
         if self.goal is not None and not self._physics_error:
-            info["progress"] = self.goal.progress(facts)
+            progress = self.goal.progress(facts)
+        if self.info_mode == "minimal":
+            return {
+                "success": facts["success"],
+                "fail": facts["fail"],
+                "progress": progress,
+                "elapsed_steps": self.elapsed_steps,
+                "physics_error": self._physics_error,
+            }
+        info: dict[str, Any] = dict(facts)
+        info["progress"] = progress
         info["elapsed_steps"] = self.elapsed_steps
         info["physics_error"] = self._physics_error
         info["suction_lost"] = self._suction_lost

@@ -1,0 +1,112 @@
+"""The arena's commands: ``simjudge arena run``, ``arena rank``, ``arena validate``.
+
+Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.tasks.arena.config`), library
+calls out (:mod:`simjudge.tasks.arena`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simjudge.cli_configs import Command, record
+from simjudge.tasks.arena.config import ArenaRankConfig, ArenaRunConfig, ArenaValidateConfig
+
+__all__ = ["ARENA_COMMANDS", "ARENA_GROUPS"]
+
+
+def _policies(items: tuple[str, ...]) -> dict[str, str]:
+    from simjudge.tasks.audit.run import parse_policy_args
+
+    return parse_policy_args(items)
+
+
+def _tasks(items: tuple[str, ...]) -> list[str]:
+    from simjudge.tasks.spec import library_ids
+
+    known = set(library_ids())
+    flat = [t.strip() for item in items for t in item.split(",") if t.strip()]
+    unknown = [t for t in flat if t not in known]
+    if unknown or not flat:
+        raise ValueError(f"unknown task(s) {unknown or list(items)}; built-in tasks are "
+                         f"{sorted(known)}")
+    return flat
+
+
+def _rank_and_report(out: str, n_boot: int, seed: int, models: tuple[str, ...] | None,
+                     report: bool) -> None:
+    from simjudge.tasks.arena import format_rankings, rank_arena
+
+    rankings = rank_arena(out, models=models, n_boot=n_boot, seed=seed)
+    print(format_rankings(rankings))
+    print(f"wrote {Path(out) / 'rankings.json'}")
+    if report:
+        from simjudge.tasks.report.arena_section import write_arena_report
+
+        print(f"wrote {write_arena_report(out)}")
+
+
+def _arena_run(config: ArenaRunConfig) -> int:
+    from simjudge.tasks.arena import run_arena
+    from simjudge.tasks.executors import executor_from
+
+    policies = _policies(config.policy)
+    if len(policies) < 2:
+        raise ValueError("the arena needs at least two policies: --policy NAME=SPEC twice or more")
+    with executor_from(config) as executor:
+        summary = run_arena(
+            config.out, policies, _tasks(config.tasks), matches=config.matches,
+            seed=config.seed, evaluator=config.evaluator, margin=config.margin,
+            speed_margin=config.speed_margin, horizon=config.horizon, episodes=config.episodes,
+            executor=executor, resume=config.resume, config=record("arena run", config))
+    counts = summary["counts"]
+    print(f"{counts['done']} matches played, {counts['failed']} failed, {counts['pending']} "
+          f"pending; database {summary['db']}")
+    if config.report and counts["done"]:
+        _rank_and_report(config.out, config.bootstrap, config.seed, None, True)
+    return 0 if counts["done"] else 1
+
+
+def _arena_rank(config: ArenaRankConfig) -> int:
+    _rank_and_report(config.run, config.bootstrap, config.seed, config.models, config.report)
+    return 0
+
+
+def _arena_validate(config: ArenaValidateConfig) -> int:
+    from simjudge.tasks.arena import validate_arena
+    from simjudge.tasks.executors import executor_from
+
+    with executor_from(config) as executor:
+        found = validate_arena(
+            config.run, oracle_seeds=config.oracle_seeds, oracle_metric=config.oracle_metric,
+            budgets=config.budgets, subsets=config.subsets, flip_rates=config.flip_rates,
+            bias=config.position_bias, adversary=config.adversary, models=config.models,
+            seed=config.seed, executor=executor)
+    oracle = found["oracle"][config.oracle_metric]
+    print(f"oracle ({config.oracle_metric}, {found['oracle']['n_episodes']} task x seed cells): "
+          + ", ".join(f"{p} {v:.3f}" for p, v in sorted(oracle.items(), key=lambda kv: -kv[1])))
+    for model, a in found["agreement"].items():
+        print(f"{model:9s} all {found['n_comparisons']} comparisons: "
+              + " ".join(f"{k}={v:.3f}" for k, v in a.items()))
+    for row in found["efficiency"]:
+        print(f"{row['model']} kendall_tau@{row['budget']}: {row['mean']['kendall_tau']:.3f}")
+    for name, models in found["robustness"].items():
+        print(f"{name}: " + ", ".join(f"{m} tau={a['kendall_tau']:.3f}" for m, a in models.items()))
+    print(f"wrote {Path(config.run) / 'validation.json'}")
+    if config.report:
+        from simjudge.tasks.report.arena_section import write_arena_report
+
+        print(f"wrote {write_arena_report(config.run)}")
+    return 0
+
+
+ARENA_GROUPS: dict[tuple[str, ...], str] = {
+    ("arena",): "double-blind pairwise A/B matches, rankings and their validation",
+}
+"""The arena's command group and its help."""
+
+ARENA_COMMANDS: dict[tuple[str, ...], Command] = {
+    ("arena", "run"): Command(ArenaRunConfig, _arena_run),
+    ("arena", "rank"): Command(ArenaRankConfig, _arena_rank),
+    ("arena", "validate"): Command(ArenaValidateConfig, _arena_validate),
+}
+"""The arena's commands: path, config class and handler."""

@@ -1,0 +1,100 @@
+"""Policy audit commands: ``audit`` (and ``audit rescore``), ``serve``, ``policies``.
+
+Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.tasks.audit.config`), one
+library call out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from simjudge.cli_configs import Command
+from simjudge.tasks.audit.config import AuditConfig, AuditRescoreConfig, ServeConfig
+
+__all__ = ["AUDIT_COMMANDS", "AUDIT_GROUPS", "PoliciesListConfig"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoliciesListConfig:
+    """List the registered policies and the other policy spec forms.
+
+    Attributes:
+        json: Print JSON instead of a table.
+    """
+
+    json: bool = False
+
+
+def _audit(config: AuditConfig) -> int:
+    from simjudge.tasks.audit import rescore_audit, run_audit
+
+    if config.action not in ("run", "rescore"):
+        raise ValueError(f"unknown audit action {config.action!r}: use `simjudge audit --policy "
+                         "NAME=SPEC ... --out RUN` or `simjudge audit rescore RUN --judge SPEC`")
+    if config.action == "rescore":
+        if not config.run:
+            raise ValueError("usage: simjudge audit rescore RUN --judge SPEC [--judge SPEC ...]")
+        rescore = AuditRescoreConfig(run=config.run, judge=config.judge, executor=config.executor,
+                                     workers=config.workers, ray_address=config.ray_address)
+        audit = rescore_audit(rescore)
+        out = Path(config.run)
+    else:
+        audit = run_audit(config)
+        out = Path(str(config.out))
+    primary = audit["primary_judge"]
+    for task in audit["tasks"]:
+        print(f"\n{task} (judge {primary}; OPD ×100)")
+        print(f"{'policy':<22}{'success %':>10}{'MC':>7}{'MP':>7}{'PPL':>7}{'CRA':>7}{'STR':>7}"
+              f"{'MC@100':>8}")
+        for policy, cell in audit["tables"][primary][task].items():
+            t = cell["all"] or {}
+            row = "".join(f"{t.get(k, float('nan')):>7.1f}" for k in ("MC", "MP", "PPL", "CRA", "STR"))
+            print(f"{policy:<22}{cell['success']['rate']:>10.1f}{row}{t.get('MC@100', float('nan')):>8.1f}")
+    failed = audit["failed_jobs"]
+    print(f"\n{audit['episodes']} episodes, {len(failed)} failed; wrote {out / 'audit.json'}"
+          + (f" and {out / 'report.html'}" if (out / "report.html").exists() else ""))
+    return 0
+
+
+def _serve(config: ServeConfig) -> int:
+    from simjudge.tasks.policies import make_policy
+    from simjudge.tasks.policies.server import PolicyServer
+
+    server = PolicyServer(make_policy(config.policy), host=config.host, port=config.port,
+                          api_key=config.api_key)
+    print(f"serving {config.policy} on ws://{config.host}:{config.port} "
+          f"(RoboArena/openpi protocol; Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _policies(config: PoliciesListConfig) -> int:
+    from simjudge.tasks.policies import registered_policies
+
+    names = registered_policies()
+    forms = {"sb3:PATH.zip": "a stable-baselines3 checkpoint",
+             "module:function": "any importable callable f(obs) -> action (or a Policy class)",
+             "remote:ws://HOST:PORT": "a RoboArena/openpi WebSocket policy server",
+             "skill:ID[,root=DIR]": "a skill-library skill replayed as joint positions"}
+    if config.json:
+        print(json.dumps({"registered": names, "forms": forms}, indent=1))
+        return 0
+    for name, summary in {**names, **forms}.items():
+        print(f"{name:<24}{summary}")
+    return 0
+
+
+AUDIT_GROUPS: dict[tuple[str, ...], str] = {("policies",): "policies audits and the arena can run"}
+"""Command groups of the audit commands."""
+
+AUDIT_COMMANDS: dict[tuple[str, ...], Command] = {
+    ("audit",): Command(AuditConfig, _audit),
+    ("serve",): Command(ServeConfig, _serve),
+    ("policies", "list"): Command(PoliciesListConfig, _policies),
+}
+"""The audit commands: path, config class and handler."""

@@ -1,0 +1,163 @@
+"""An arena run: plan matches, play them on an executor, store verdicts, rank, validate.
+
+Files of an arena run directory:
+
+* ``config.json`` — the run's config and provenance (:class:`~simjudge.tasks.spec.RunDir`);
+* ``arena.sqlite`` — policies, matches (blind view), the sealed handle key, verdicts
+  (:mod:`.store`);
+* ``match_results/<match_id>.json`` — each job's raw result (the executor's store; the
+  database is filled from these, so a kill between the two loses nothing);
+* ``rankings.json`` — every model's ranking with intervals (:func:`rank_arena`);
+* ``oracle/`` and ``validation.json`` — the exhaustive oracle and the agreement of every
+  model with it (:func:`validate_arena`);
+* ``report.html`` — the arena report.
+
+Example:
+    >>> import tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> summary = run_arena(out, {"good": "oracle", "idle": "zero"}, ["OpenDrawer-v0"],
+    ...                     matches=2, progress=False)
+    >>> summary["counts"]
+    {'pending': 0, 'done': 2, 'failed': 0}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from simjudge.judges.metrics.rankings import Comparison, Ranking, RankingError
+from simjudge.tasks.spec.rundir import RunDir
+
+from .match import check_evaluator, play_match
+from .rank import compute_rankings, rankings_payload
+from .sampling import sample_match
+from .store import DB_FILE, ArenaStore, MatchResult
+
+__all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "rank_arena", "run_arena"]
+
+IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon")
+"""Config keys a resumed arena run must share (``matches`` may grow)."""
+BATCH = 8
+"""Matches handed to the executor at once; verdicts reach the database after each batch."""
+
+
+def plan_matches(store: ArenaStore, total: int, tasks: Sequence[str], seed: int) -> int:
+    """Plan matches until the database holds ``total``; returns how many were added."""
+    planned = store.planned()
+    counts = store.eval_counts()
+    added = 0
+    for idx in range(len(planned), total):
+        match = sample_match(idx, counts, tasks, run_seed=seed)
+        if store.plan(match):
+            added += 1
+        counts[match.policy_a] += 1
+        counts[match.policy_b] += 1
+    return added
+
+
+def _result(match_id: str, value: Mapping[str, Any], ok: bool, reason: str,
+            evaluator: str) -> MatchResult:
+    if not ok:
+        last = reason.strip().splitlines()[-1] if reason.strip() else "the match failed"
+        return MatchResult(match_id, evaluator, error=last)
+    return MatchResult(match_id, str(value["evaluator"]), value["progress_a"],
+                       value["progress_b"], str(value["preference"]), str(value["reason"]),
+                       {**dict(value["details"]), "rule": value["rule"]})
+
+
+def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str], *,
+              matches: int = 100, seed: int = 0, evaluator: str = "oracle",
+              margin: float = 10.0, speed_margin: float = 0.2, horizon: int | None = None,
+              episodes: bool = False, executor: Any = None, resume: bool = False,
+              config: Mapping[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Plan and play an arena's matches (resumable); return the match counts.
+
+    Args:
+        out: Run directory.
+        policies: ``name -> spec``.
+        tasks: Task ids.
+        matches: Matches the run should hold in total.
+        seed: Seed of the pair sampling.
+        evaluator: ``oracle``, ``judge:SPEC`` or ``panel:SPEC+SPEC``.
+        margin: Tie rule: progress points that count.
+        speed_margin: Tie rule: relative step saving that counts.
+        horizon: Episode length (default: each task's).
+        episodes: Write each side's episode record.
+        executor: A :class:`~simjudge.tasks.executors.Executor` (default: serial).
+        resume: Continue a run in ``out``.
+        config: The command's full config, recorded in ``config.json``.
+        progress: Show a progress bar.
+
+    Returns:
+        ``{"counts": {pending, done, failed}, "db": path}``.
+    """
+    from tqdm import tqdm
+
+    from simjudge.tasks.executors import Job, JobStore, make_executor
+
+    check_evaluator(evaluator)
+    run = RunDir(out)
+    identity = {"policies": dict(sorted(policies.items())), "tasks": list(tasks), "seed": seed,
+                "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
+                "horizon": horizon}
+    run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
+                identity=IDENTITY)
+    with ArenaStore(run.path(DB_FILE)) as store:
+        store.register_policies(policies)
+        plan_matches(store, matches, tasks, seed)
+        pending = store.planned("pending")
+        job_store = JobStore(run.root, results="match_results")
+        own = executor is None
+        executor = executor or make_executor("serial")
+        kwargs = {"evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
+                  "horizon": horizon}
+        counts = store.counts()
+        try:
+            with tqdm(total=counts["pending"] + counts["done"] + counts["failed"],
+                      initial=counts["done"] + counts["failed"], desc="arena matches",
+                      unit="match", disable=not progress) as bar:
+                for start in range(0, len(pending), BATCH):
+                    batch = pending[start:start + BATCH]
+                    jobs = [Job(m.match_id, play_match,
+                                args=(m.task, m.seed, policies[m.policy_a], policies[m.policy_b]),
+                                kwargs={**kwargs, "handle_a": m.handle_a, "handle_b": m.handle_b,
+                                        "episodes_dir": str(run.path("episodes", m.match_id))
+                                        if episodes else None})
+                            for m in batch]
+                    for r in executor.map(jobs, job_store, progress=False):
+                        store.record(_result(r.key, r.value or {}, r.ok, r.reason, evaluator))
+                        bar.update(1)
+        finally:
+            if own:
+                executor.close()
+        return {"counts": store.counts(), "db": str(store.path)}
+
+
+def load_comparisons(out: str | Path) -> tuple[list[Comparison], list[str]]:
+    """The played comparisons of an arena run and its policy names.
+
+    Raises:
+        RankingError: No arena database in ``out``.
+    """
+    path = Path(out) / DB_FILE
+    if not path.exists():
+        raise RankingError(f"no arena database at {path}; run `simjudge arena run --out {out}` "
+                           "first")
+    with ArenaStore(path) as store:
+        return store.comparisons(), sorted(store.policies())
+
+
+def rank_arena(out: str | Path, *, models: Sequence[str] | None = None, n_boot: int = 200,
+               seed: int = 0) -> dict[str, Ranking]:
+    """Rank an arena run's policies by every model; write ``rankings.json``."""
+    from .rank import MODELS
+
+    comparisons, policies = load_comparisons(out)
+    rankings = compute_rankings(comparisons, policies, models=tuple(models or MODELS),
+                                n_boot=n_boot, seed=seed)
+    RunDir(out).write_json("rankings.json", {"n_comparisons": len(comparisons),
+                                             "n_boot": n_boot, "seed": seed,
+                                             "models": rankings_payload(rankings)})
+    return rankings

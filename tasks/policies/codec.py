@@ -1,0 +1,74 @@
+"""msgpack with NumPy arrays, as openpi's and RoboArena's WebSocket policy protocol frames it.
+
+Wire format (the protocol's, so any openpi/RoboArena peer reads it):
+
+* an ``ndarray`` is a map with **binary** keys ``__ndarray__`` (true), ``data`` (the
+  C-order bytes), ``dtype`` (the ``dtype.str``, e.g. ``"<f4"``, ``"|u1"``) and ``shape``
+  (an array of ints);
+* a NumPy scalar is a map ``__npgeneric__`` (true), ``data`` (the Python value), ``dtype``;
+* everything else is plain msgpack (str as str, bytes as bin); object, void and complex
+  dtypes are refused (no pickle, ever).
+
+Example:
+    >>> import numpy as np
+    >>> frame = pack({"actions": np.arange(6, dtype=np.float32).reshape(3, 2), "n": np.int64(3)})
+    >>> out = unpack(frame)
+    >>> out["actions"].dtype, out["actions"].shape, int(out["n"])
+    (dtype('float32'), (3, 2), 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import numpy as np
+
+__all__ = ["pack", "unpack"]
+
+_ARRAY, _SCALAR = b"__ndarray__", b"__npgeneric__"
+_DATA, _DTYPE, _SHAPE = b"data", b"dtype", b"shape"
+_REFUSED_KINDS = frozenset("VOc")
+
+
+def _refuse(dtype: np.dtype) -> None:
+    if dtype.kind in _REFUSED_KINDS:
+        raise TypeError(
+            f"cannot send dtype {dtype} over the policy protocol (object, void and complex "
+            "arrays are refused); convert to a numeric or string dtype"
+        )
+
+
+def _encode(obj: Any) -> Any:
+    """The msgpack ``default`` hook: NumPy arrays and scalars to their protocol maps."""
+    if isinstance(obj, np.ndarray):
+        _refuse(obj.dtype)
+        return {_ARRAY: True, _DATA: obj.tobytes(), _DTYPE: obj.dtype.str, _SHAPE: list(obj.shape)}
+    if isinstance(obj, np.generic):
+        _refuse(obj.dtype)
+        return {_SCALAR: True, _DATA: obj.item(), _DTYPE: obj.dtype.str}
+    raise TypeError(f"cannot send a {type(obj).__name__} over the policy protocol; send arrays, "
+                    "numbers, strings, lists and dicts")
+
+
+def _decode(obj: dict[Any, Any]) -> Any:
+    """The msgpack ``object_hook``: protocol maps back to NumPy arrays and scalars."""
+    if _ARRAY in obj:
+        dtype = np.dtype(obj[_DTYPE])
+        _refuse(dtype)
+        return np.frombuffer(obj[_DATA], dtype=dtype).reshape(obj[_SHAPE]).copy()
+    if _SCALAR in obj:
+        dtype = np.dtype(obj[_DTYPE])
+        _refuse(dtype)
+        return dtype.type(obj[_DATA])
+    return obj
+
+
+def pack(obj: Any) -> bytes:
+    """Encode one protocol frame."""
+    return msgpack.packb(obj, default=_encode, use_bin_type=True)
+
+
+def unpack(frame: bytes) -> Any:
+    """Decode one protocol frame (strings as ``str``, binary as ``bytes``)."""
+    return msgpack.unpackb(frame, object_hook=_decode, raw=False, strict_map_key=False)

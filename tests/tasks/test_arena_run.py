@@ -1,0 +1,125 @@
+"""Arena runs end to end: resume and extend, failures as verdicts, CLI, report in Chromium."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from simjudge.cli import main
+from simjudge.tasks.arena import ArenaStore, run_arena
+from simjudge.tasks.spec.rundir import RunDirError
+
+POLICIES = {"good": "oracle", "wrong": "oracle-wrong-target", "idle": "zero"}
+
+
+def broken(obs):
+    """A policy that crashes on its first observation (for the failure test)."""
+    raise RuntimeError("this policy is broken")
+
+
+def _rows(path):
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT r.match_id, preference, progress_a, progress_b, recorded_at "
+                          "FROM results r ORDER BY match_id").fetchall()
+
+
+def test_resume_extends_without_repeating(tmp_path):
+    out = tmp_path / "arena"
+    first = run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=4, seed=3, progress=False)
+    assert first["counts"] == {"pending": 0, "done": 4, "failed": 0}
+    before = _rows(out / "arena.sqlite")
+    # a kill after a job finished but before its verdict reached the database: the job's
+    # result file is still there and is used, not re-run
+    with sqlite3.connect(out / "arena.sqlite") as db:
+        db.execute("DELETE FROM results WHERE match_id = 'm00003'")
+        db.execute("UPDATE matches SET status = 'pending' WHERE match_id = 'm00003'")
+    stamp = (out / "match_results" / "m00003.json").stat().st_mtime_ns
+    again = run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=3, resume=True,
+                      progress=False)
+    assert again["counts"]["done"] == 6
+    after = _rows(out / "arena.sqlite")
+    assert after[:3] == before[:3]  # untouched, not re-recorded
+    assert after[3][:4] == before[3][:4]
+    assert (out / "match_results" / "m00003.json").stat().st_mtime_ns == stamp
+    with ArenaStore(out / "arena.sqlite") as store:
+        planned = store.planned()
+    assert [m.idx for m in planned] == list(range(6))
+    with pytest.raises(RunDirError, match="seed"):
+        run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=4, resume=True,
+                  progress=False)
+
+
+def test_a_crashing_policy_is_a_recorded_failure(tmp_path):
+    out = tmp_path / "arena"
+    policies = {"good": "oracle", "broken": "tests.tasks.test_arena_run:broken"}
+    summary = run_arena(out, policies, ["OpenDrawer-v0"], matches=3, progress=False)
+    assert summary["counts"] == {"pending": 0, "done": 0, "failed": 3}
+    with ArenaStore(out / "arena.sqlite") as store:
+        [row, *_] = store.results()
+    assert "broken" in row["error"] and row["preference"] is None
+
+
+def test_cli_run_rank_validate_and_report(tmp_path):
+    out = tmp_path / "arena"
+    args = ["arena", "run", "--policy", "good=oracle", "--policy", "wrong=oracle-wrong-target",
+            "--policy", "idle=zero", "--tasks", "OpenDrawer-v0", "--matches", "9",
+            "--executor", "serial", "--bootstrap", "20", "--out", str(out)]
+    assert main(args) == 0
+    ranked = json.loads((out / "rankings.json").read_text())
+    assert set(ranked["models"]) == {"davidson", "bt", "em", "elo", "prog"}
+    assert ranked["models"]["davidson"]["rows"][0]["policy"] == "good"
+    assert main(["arena", "rank", str(out), "--models", "davidson,elo", "--bootstrap", "10",
+                 "--no-report"]) == 0
+    assert main(["arena", "validate", str(out), "--oracle-seeds", "2", "--budgets", "4,8",
+                 "--subsets", "5", "--executor", "serial", "--models", "davidson,prog"]) == 0
+    found = json.loads((out / "validation.json").read_text())
+    assert found["agreement"]["davidson"]["top1"] == 1.0
+    assert {r["budget"] for r in found["efficiency"]} == {4, 8}
+    assert main(["arena", "run", "--policy", "solo=oracle", "--tasks", "OpenDrawer-v0",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert main(["arena", "rank", str(tmp_path / "nothing-here")]) == 2
+    assert main(["arena", "run", "--policy", "a=oracle", "--policy", "b=zero", "--tasks",
+                 "NoSuchTask-v0", "--out", str(tmp_path / "y")]) == 2
+    html = (out / "report.html").read_text()
+    for anchor in ("arena-overview", "arena-rankings", "arena-validation", "arena-matches"):
+        assert f'id="{anchor}"' in html
+    _check_in_browser(out / "report.html")
+
+
+def _check_in_browser(page):
+    from simjudge.tasks.report.browser import chromium_path, inspect_page
+
+    if chromium_path() is None:
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    result = inspect_page(page)
+    assert result.errors == [], result.errors
+    counts = result.counts
+    assert counts["ready"] == "complete" and counts["title"] == "simjudge arena"
+    assert {"Arena overview", "Rankings", "Validation against the simulator oracle",
+            "Matches"} <= set(counts["h2"])
+    assert {"Kendall τ", "MMRV", "top-1", "rank 95% CI", "preference", "reason"} <= set(counts["th"])
+    assert counts["table"] >= 10 and counts["svg"] == 2  # rankings and sample-efficiency figures
+
+
+def _arena_process(out):
+    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=8, seed=5, resume=True, progress=False)
+
+
+@pytest.mark.slow
+def test_two_processes_run_the_same_arena(tmp_path):
+    import multiprocessing
+
+    out = tmp_path / "arena"
+    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=5, progress=False)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_arena_process, args=(out,)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    with ArenaStore(out / "arena.sqlite") as store:
+        assert store.counts() == {"pending": 0, "done": 8, "failed": 0}
+        assert [m.idx for m in store.planned()] == list(range(8))
