@@ -119,6 +119,8 @@ class SubtaskEnv(gym.Env):
             live env); it must have been built from ``spec.scene`` with ``spec.scene_seed``.
         reward: A compiled reward to reuse; compiled from ``spec.reward_code`` if None.
         backend: Backend name when the env is built here.
+        info_mode: ``info_mode`` of the env built here (``minimal`` for training: this env
+            reads only ``physics_error`` from it, so its own info is the same either way).
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 25}
@@ -130,6 +132,7 @@ class SubtaskEnv(gym.Env):
         sim: SimEnv | None = None,
         reward: CompiledReward | None = None,
         backend: str = "pybullet",
+        info_mode: str = "full",
     ) -> None:
         self.spec_data = spec
         self.reward_fn = (
@@ -147,6 +150,7 @@ class SubtaskEnv(gym.Env):
                 render_mode=render_mode,
                 scene_seed=spec.scene_seed,
                 task_name=spec.task,
+                info_mode=info_mode,
             )
         elif sim.frameskip != spec.frameskip:
             raise ValueError(
@@ -223,10 +227,13 @@ class SubtaskEnv(gym.Env):
 def make_subtask_env(
     spec: SubtaskSpec | dict[str, Any], render_mode: str | None = None
 ) -> SubtaskEnv:
-    """Build a :class:`SubtaskEnv` (picklable entry point for vectorised envs)."""
+    """Build a :class:`SubtaskEnv` (picklable entry point for vectorised envs).
+
+    Its inner env has ``info_mode="minimal"`` (training needs no state summary per step).
+    """
     if isinstance(spec, dict):
         spec = SubtaskSpec.from_dict(spec)
-    return SubtaskEnv(spec, render_mode=render_mode)
+    return SubtaskEnv(spec, render_mode=render_mode, info_mode="minimal")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from . import flat_boxes
 from .base import (
     BASE_LINK,
     BackendError,
@@ -108,6 +109,7 @@ class PyBulletBackend:
         self._body_aabbs: dict[int, tuple] = {}
         self._settled = False
         self._limits: dict[int, dict[int, tuple[float, float, float]]] = {}
+        self._flat_boxes = flat_boxes.FlatBoxes(self._p, self._client)
         self._configure()
 
     # lifecycle -----------------------------------------------------------------
@@ -125,6 +127,7 @@ class PyBulletBackend:
         """Remove every body and constraint; restore gravity and timestep."""
         self._p.resetSimulation(physicsClientId=self._client)
         self._limits.clear()
+        self._flat_boxes.clear()
         self._joint_cache.clear()
         self._movable_cache.clear()
         self._fixed_bodies.clear()
@@ -180,21 +183,29 @@ class PyBulletBackend:
             raise BackendError(f"cannot load URDF {path}: {exc}") from exc
         if fixed_base:
             self._fixed_bodies.add(int(body))
+            if flat_boxes.ENABLED:  # its base's box panels are ray-cast in frames
+                self._flat_boxes.add_base_boxes(int(body))
         return int(body)
 
     def add_box(self, half_extents, position, mass: float = 0.0, rgba=(0.6, 0.6, 0.6, 1.0)) -> int:
-        """Add a box body; ``mass=0`` makes it static."""
+        """Add a box body; ``mass=0`` makes it static (and ray-cast in frames, see flat_boxes)."""
         p, c = self._p, self._client
         col = p.createCollisionShape(p.GEOM_BOX, halfExtents=list(half_extents), physicsClientId=c)
-        vis = p.createVisualShape(
-            p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
-        )
+        flat = mass == 0.0 and flat_boxes.ENABLED
+        if flat:
+            vis = self._flat_boxes.visual(half_extents, rgba)
+        else:
+            vis = p.createVisualShape(
+                p.GEOM_BOX, halfExtents=list(half_extents), rgbaColor=list(rgba), physicsClientId=c
+            )
         self._moved()
         body = int(
             p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c)
         )
         if mass == 0.0:
             self._fixed_bodies.add(body)
+        if flat:
+            self._flat_boxes.add(body, half_extents, rgba)
         return body
 
     def body_handles(self) -> list[int]:
@@ -818,12 +829,16 @@ class PyBulletBackend:
             flags=flags,
             physicsClientId=c,
         )
-        rgb = np.asarray(rgba, dtype=np.uint8).reshape(camera.height, camera.width, 4)[..., :3]
-        result = RenderResult(rgb=np.ascontiguousarray(rgb), depth=np.zeros((0, 0), np.float32))
-        if depth:
-            z = np.asarray(zbuf, dtype=np.float32).reshape(camera.height, camera.width)
+        shape = (camera.height, camera.width)
+        frame = np.asarray(rgba, dtype=np.uint8).reshape(*shape, 4)
+        z = np.array(zbuf, dtype=np.float32).reshape(shape)
+        seg_arr = np.array(seg, dtype=np.int32).reshape(shape) if depth else None
+        if self._flat_boxes.boxes:  # static boxes, ray-cast (flat_boxes.py)
+            frame = np.require(frame, requirements=("C", "W"))
+            self._flat_boxes.paint(camera, frame, z, seg_arr)
+        result = RenderResult(rgb=flat_boxes.rgb_of(frame), depth=np.zeros((0, 0), np.float32))
+        if seg_arr is not None:
             near, far = camera.near, camera.far
             result.depth = (far * near / (far - (far - near) * z)).astype(np.float32)
-            seg_arr = np.asarray(seg, dtype=np.int32).reshape(camera.height, camera.width)
             result.segmentation = seg_arr
         return result
