@@ -18,6 +18,7 @@ from simjudge.tasks.configs import (
     PRMTrainConfig,
     ProposeTasksConfig,
 )
+from simjudge.tasks.executors import executor_from
 
 __all__ = ["LOOP_COMMANDS", "LOOP_GROUPS"]
 
@@ -48,15 +49,16 @@ def _acquire(config: AcquireConfig) -> int:
                                        config.model, config.llm_cache)
     score = make_verifier(config.verifier, config.prm, config.strategy, judge_client)
     pool = open_pool(config.pool) if config.use_pool else None
-    result = acquire(
-        request, proposer,
-        make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                        goals={request.name: request.goal}),
-        out, candidates=config.candidates, score=score, verifier_name=config.verifier,
-        execute_all=config.execute == "all", pool=pool, top_k=config.top_k, seed=config.seed,
-        resume=config.resume, config=record("acquire", config),
-        repair_rounds=config.repair_rounds,
-    )
+    with executor_from(config) as executor:
+        result = acquire(
+            request, proposer,
+            make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
+                            goals={request.name: request.goal}),
+            out, candidates=config.candidates, score=score, verifier_name=config.verifier,
+            execute_all=config.execute == "all", pool=pool, top_k=config.top_k,
+            seed=config.seed, resume=config.resume, config=record("acquire", config),
+            repair_rounds=config.repair_rounds, executor=executor,
+        )
     print((out / "summary.md").read_text())
     verdict = ("VERIFIED: the task goal holds on the final state" if result.task_success else
                "NOT VERIFIED: no executed candidate reached the task goal")
@@ -85,16 +87,17 @@ def _acquire_stream(config: AcquireConfig) -> int:
     proposer = make_proposer(config.proposer, out, config.model, config.llm_cache,
                              config.temperature, config.max_tokens)
     score = make_verifier(config.verifier, config.prm, config.strategy)
-    rows = acquire_stream(
-        entries, proposer,
-        lambda request: make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                                        goals={request.name: request.goal}),
-        out, resume=config.resume, config=record("acquire", config),
-        candidates=config.candidates, score=score, verifier_name=config.verifier,
-        execute_all=config.execute == "all",
-        pool=open_pool(config.pool) if config.use_pool else None, top_k=config.top_k,
-        seed=config.seed, repair_rounds=config.repair_rounds,
-    )
+    with executor_from(config) as executor:
+        rows = acquire_stream(
+            entries, proposer,
+            lambda request: make_execute_fn(config.reward_solver, config.budget_steps,
+                                            config.seed, goals={request.name: request.goal}),
+            out, resume=config.resume, config=record("acquire", config),
+            candidates=config.candidates, score=score, verifier_name=config.verifier,
+            execute_all=config.execute == "all",
+            pool=open_pool(config.pool) if config.use_pool else None, top_k=config.top_k,
+            seed=config.seed, repair_rounds=config.repair_rounds, executor=executor,
+        )
     print((out / "stream_summary.md").read_text())
     ran = [r for r in rows if r["status"] == "run"]
     print(f"{sum(bool(r['verified']) for r in ran)} of {len(ran)} tasks VERIFIED "
@@ -164,13 +167,14 @@ def _dataset(config: DatasetBuildConfig) -> int:
         from simjudge.tasks.llm_proposer import Completer
 
         completer = Completer(proposer.client, temperature=proposer.temperature)
-    records = build_dataset(
-        tasks, proposer, completer,
-        make_execute_fn(config.reward_solver, config.budget_steps, config.seed, video=False,
-                        goals={t.name: t.goal for t in tasks}),
-        out, base=config.base, completions=config.completions, seed=config.seed,
-        config=record("dataset build", config),
-    )
+    with executor_from(config) as executor:
+        records = build_dataset(
+            tasks, proposer, completer,
+            make_execute_fn(config.reward_solver, config.budget_steps, config.seed, video=False,
+                            goals={t.name: t.goal for t in tasks}),
+            out, base=config.base, completions=config.completions, seed=config.seed,
+            config=record("dataset build", config), executor=executor,
+        )
     print(f"{len(records)} labelled prefixes ({sum(r.label for r in records)} positive) in {out}")
     return 0
 

@@ -9,8 +9,10 @@ commands that run a pipeline have their configs next to it (:mod:`simjudge.tasks
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from simjudge.tasks.spec.config import option
+from simjudge.tasks.spec.config_checks import check_values
 
 __all__ = [
     "AssetsGenerateConfig",
@@ -86,6 +88,8 @@ class RenderConfig:
     camera: str | None = None
     seed: int = 0
 
+    OUT_IS_FILE: ClassVar[bool] = True
+
 
 @dataclass(frozen=True, kw_only=True)
 class SkillsListConfig:
@@ -138,6 +142,9 @@ class PoolShowConfig:
     name: str = option(positional=True)
     pool: str | None = None
 
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
+
 
 @dataclass(frozen=True, kw_only=True)
 class PoolSearchConfig:
@@ -152,3 +159,6 @@ class PoolSearchConfig:
     text: str = option(positional=True)
     pool: str | None = None
     k: int = 5
+
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work

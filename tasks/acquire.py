@@ -17,7 +17,9 @@ repeats none:
   replay cache in ``llm_cache/`` answers the repeated requests);
 - ``verification.json``: per-candidate verifier scores and the ranking;
 - ``outcomes/cand_<i>.json``: each executed candidate's verdicts (atomic), with
-  ``exec/cand_<i>/`` holding the executor's own resumable run;
+  ``exec/cand_<i>/`` holding the executor's own resumable run and
+  ``job_logs/outcomes/cand_<i>.log`` its output (candidates are jobs of an executor:
+  :mod:`simjudge.tasks.executors`);
 - ``summary.json`` and ``summary.md``; ``llm_log.jsonl`` for LLM proposers.
 """
 
@@ -30,7 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dataset import ExecuteFn, execute_checkpointed
+from .acquire_files import (
+    check_outcomes,
+    load_proposals,
+    load_verification,
+    save_proposals,
+    save_verification,
+    set_aside_stale,
+)
+from .dataset import ExecuteFn, execute_outcomes
+from .executors import Executor, resume_identity
 from .proposer import Exemplar, Proposer, TaskRequest
 from .spec import Outcome, RunDir, RunDirError, Solution, atomic_write, success_rates
 
@@ -75,23 +86,22 @@ def _round_paths(out: Path, round_index: int) -> tuple[str, Path, Path]:
 
 def _propose(out: Path, request, proposer, exemplars, n, seed, round_index: int = 0,
              feedback: str = "") -> tuple[dict[str, Solution], list]:
-    prefix, index, _ = _round_paths(out, round_index)
-    if index.exists():
-        data = json.loads(index.read_text())
-        solutions = {cid: Solution.from_yaml(out / "proposals" / f"{cid}.yaml")
-                     for cid in data["candidates"]}
-        return solutions, data["failures"]
+    prefix, index, verification = _round_paths(out, round_index)
+    run, index_name = RunDir(out), str(index.relative_to(out))
+    recorded = load_proposals(run, index_name)  # validated; a bad file: proposed again
+    if recorded is not None:
+        return recorded
     if feedback:
         produced = proposer.propose(request, exemplars, n=n, seed=seed, feedback=feedback)
     else:
         produced = proposer.propose(request, exemplars, n=n, seed=seed)
     failures = list(getattr(proposer, "last_failures", []))
     solutions = {f"{prefix}cand_{i:03d}": s for i, s in enumerate(produced)}
-    for cid, solution in solutions.items():
-        atomic_write(out / "proposals" / f"{cid}.yaml", solution.to_yaml())
-    atomic_write(index, json.dumps({"candidates": list(solutions), "failures": failures,
-                                     "requested": n, "round": round_index,
-                                     "feedback": feedback}, indent=2) + "\n")
+    stale = save_proposals(run, index_name, solutions, {
+        "failures": failures, "requested": n, "round": round_index, "feedback": feedback})
+    if stale:  # a redone round came out different: what was made from it is set aside
+        set_aside_stale(run, [str(verification.relative_to(out))] + [
+            f"{d}/{cid}{x}" for cid in stale for d, x in (("outcomes", ".json"), ("exec", ""))])
     return solutions, failures
 
 
@@ -111,13 +121,14 @@ def rank_candidates(
 
 def _verify(out: Path, request, solutions, score, verifier_name,
             round_index: int = 0) -> tuple[list[str], dict]:
-    path = _round_paths(out, round_index)[2]
-    if path.exists():
-        data = json.loads(path.read_text())
-        return data["ranking"], data["details"]
+    run = RunDir(out)
+    name = str(_round_paths(out, round_index)[2].relative_to(out))
+    recorded = load_verification(run, name, list(solutions))  # validated; bad: scored again
+    if recorded is not None:
+        return recorded
     ranking, details = rank_candidates(request, solutions, score)
-    atomic_write(path, json.dumps({"verifier": verifier_name, "ranking": ranking,
-                                    "details": details}, indent=2, default=str) + "\n")
+    save_verification(run, name, {"verifier": verifier_name, "ranking": ranking,
+                                  "details": details})
     return ranking, details
 
 
@@ -138,6 +149,7 @@ def acquire(
     config: dict[str, Any] | None = None,
     progress: bool = True,
     repair_rounds: int = 0,
+    executor: Executor | None = None,
 ) -> AcquireResult:
     """Propose, verify, execute, record, pool; see the module docstring for the files.
 
@@ -146,13 +158,19 @@ def acquire(
     failed and why, the final joint values against the goal, the verifier's findings) and
     proposes again. Each round is recorded (``proposals/round_<r>.json``,
     ``verification_round_<r>.json``, candidates ``r<r>_cand_<i>``) and resumable.
+
+    The chosen candidates of a round run as jobs of ``executor`` (default: serial, in this
+    process; see :mod:`simjudge.tasks.executors`); outcomes and the pool are the same
+    whichever executor ran them, and a crashed execution is recorded as a failed outcome.
     """
     out = Path(out)
     started = time.time()
-    RunDir(out).prepare({"task": request.name, "asset": request.asset, "candidates": candidates,
-                         "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
-                         "execute_all": execute_all, "top_k": top_k, "seed": seed,
-                         "repair_rounds": repair_rounds, **(config or {})}, resume=resume)
+    recorded = {"task": request.name, "asset": request.asset, "candidates": candidates,
+                "proposer": getattr(proposer, "name", "?"), "verifier": verifier_name,
+                "execute_all": execute_all, "top_k": top_k, "seed": seed,
+                "repair_rounds": repair_rounds, **(config or {})}
+    RunDir(out).prepare(recorded, resume=resume,
+                        identity=resume_identity(recorded))
     exemplars: Sequence[Exemplar] = ()
     if pool is not None and top_k > 0:
         exemplars = pool.top_k(request.name, request.description, k=top_k)
@@ -170,7 +188,7 @@ def acquire(
         all_details.update(details)
         chosen = ranking if execute_all else ranking[:1]
         executed = _execute_round(out, request, proposer, solutions, chosen, execute, pool,
-                                  progress, round_index)
+                                  progress, round_index, executor)
         result.executed.update(executed)
         result.rounds.append(_round_record(round_index, solutions, executed, feedback))
         if any(o.task_success for o in executed.values()) or not executed:
@@ -183,15 +201,13 @@ def acquire(
 
 
 def _execute_round(out, request, proposer, solutions, chosen, execute, pool, progress,
-                   round_index) -> dict[str, Outcome]:
-    from tqdm import tqdm
-
-    executed: dict[str, Outcome] = {}
+                   round_index, executor: Executor | None = None) -> dict[str, Outcome]:
     label = f"execute {request.name}" + (f" (repair round {round_index})" if round_index else "")
-    for cid in tqdm(chosen, desc=label, disable=not progress):
-        outcome = execute_checkpointed(out / "outcomes" / f"{cid}.json", solutions[cid],
-                                       out / "exec" / cid, execute)
-        executed[cid] = outcome
+    check_outcomes(RunDir(out), chosen)  # a bad recorded outcome is set aside: executed again
+    outcomes = execute_outcomes([(cid, solutions[cid], out / "exec" / cid) for cid in chosen],
+                                execute, out, executor, desc=label, progress=progress)
+    executed = dict(zip(chosen, outcomes, strict=True))
+    for cid, outcome in executed.items():  # in ranking order, whichever finished first
         if outcome.task_success and pool is not None:
             pool.append_success(_pool_fields(request), solutions[cid], outcome,
                                 source=f"acquire:{getattr(proposer, 'name', '?')}")

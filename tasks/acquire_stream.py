@@ -18,6 +18,7 @@ from typing import Any
 
 from .acquire import AcquireResult, acquire
 from .dataset import ExecuteFn
+from .executors import resume_identity
 from .proposer import Proposer, TaskRequest
 from .spec import RunDir
 
@@ -47,12 +48,14 @@ def acquire_stream(
         out: The stream's run directory.
         resume: Continue a stream (and each task's run) already in ``out``.
         config: The command's config, recorded in ``out/config.json``.
-        **acquire_kwargs: Passed to :func:`~simjudge.tasks.acquire.acquire`.
+        **acquire_kwargs: Passed to :func:`~simjudge.tasks.acquire.acquire` (``executor``
+            among them: every task's candidates run on it).
     """
     out = Path(out)
     run = RunDir(out)
-    run.prepare({"command": "acquire-stream", "tasks": [dict(e) for e in entries],
-                 **(config or {})}, resume=resume)
+    recorded = {"command": "acquire-stream", "tasks": [dict(e) for e in entries],
+                **(config or {})}
+    run.prepare(recorded, resume=resume, identity=resume_identity(recorded))
     rows: list[dict[str, Any]] = []
     for i, entry in enumerate(entries):
         request = TaskRequest.resolve(entry["name"], entry.get("description", ""),

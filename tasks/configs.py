@@ -25,9 +25,11 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
+from .executors import ExecutorOptions
 from .spec.config import option
+from .spec.config_checks import check_values
 
 __all__ = [
     "AcquireConfig",
@@ -44,8 +46,11 @@ RewardSolver = Literal["sac", "mpc", "oracle"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class AcquireConfig:
+class AcquireConfig(ExecutorOptions):
     """Propose, verify, execute and pool solutions for a task.
+
+    Candidates executed in a round are independent jobs: ``--executor local`` (default)
+    runs them in worker processes, ``--executor ray`` on Ray (``--ray-address``).
 
     Attributes:
         task: Task name or built-in id, e.g. "Open Drawer" or ``OpenDrawer-v0`` (or give
@@ -111,6 +116,9 @@ class AcquireConfig:
     repair_rounds: int = 0
     propose_tasks: int = 0
 
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
+
 
 @dataclass(frozen=True, kw_only=True)
 class ProposeTasksConfig:
@@ -134,6 +142,11 @@ class ProposeTasksConfig:
     llm_cache: str | None = None
     seed: int = 0
     out: str | None = None
+
+    OUT_IS_FILE: ClassVar[bool] = True  # a YAML file
+
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +182,9 @@ class ExecuteConfig:
     video: bool = True
     skills: str | None = None
 
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
+
 
 @dataclass(frozen=True, kw_only=True)
 class DemoConfig:
@@ -184,10 +200,16 @@ class DemoConfig:
     out: str = "runs/demo"
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
+
 
 @dataclass(frozen=True, kw_only=True)
-class DatasetBuildConfig:
+class DatasetBuildConfig(ExecutorOptions):
     """Propose, complete, execute and label solution prefixes (a verifier dataset).
+
+    Every solution's execution is an independent job: ``--executor local`` (default) runs
+    them in worker processes (``--workers N``), ``--executor ray`` on Ray.
 
     Attributes:
         tasks: Task names or ids, a comma list, e.g. "Open Drawer,Open Door".
@@ -214,6 +236,9 @@ class DatasetBuildConfig:
     seed: int = 0
     out: str
 
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
+
 
 @dataclass(frozen=True, kw_only=True)
 class PRMTrainConfig:
@@ -238,6 +263,9 @@ class PRMTrainConfig:
     epochs: int = 150
     rule: bool = True
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_values(self)  # counts, text sizes: a clear error before any work
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,9 @@ Layout of a dataset folder (every step resumable; nothing finished is redone):
 
 - ``solutions/<id>.yaml``: each proposed solution (id = content hash);
 - ``outcomes/<id>.json``: its execution outcome (``subtask_success``, ``task_success``,
-  ``reason``), written as soon as it is known;
+  ``reason``), written as soon as it is known (executions are jobs of an executor,
+  :mod:`simjudge.tasks.executors`: ``serial``, ``local`` or ``ray``; a crashed one is a
+  ``failed`` outcome); ``job_logs/outcomes/<id>.log``: each execution's output;
 - ``prefixes.jsonl``: one record per (solution, k) with the fields of
   :class:`PrefixRecord`;
 - ``manifest.json``: tasks, parameters, counts, versions.
@@ -30,12 +32,16 @@ from typing import Any
 
 import numpy as np
 
+from .executors import Executor, Job, JobStore, resume_identity
+from .executors.serial import SerialExecutor
 from .proposer import TaskRequest
 from .spec import Outcome, RunDir, Solution, atomic_write, read_json, write_json
 
 __all__ = [
     "PrefixRecord",
     "execute_checkpointed",
+    "execute_outcomes",
+    "failed_outcome",
     "build_dataset",
     "label_prefixes",
     "load_records",
@@ -165,6 +171,39 @@ def execute_checkpointed(
     return outcome
 
 
+def failed_outcome(job: Job, reason: str) -> dict[str, Any]:
+    """The outcome recorded for an execution job that failed (raised, or crashed its worker)."""
+    solution = job.args[0] if job.args else None
+    task = solution.task if isinstance(solution, Solution) else ""
+    return Outcome((), False, verdict="failed", reason=f"execution failed: {reason}",
+                   task=task).to_dict()
+
+
+def execute_outcomes(
+    items: Sequence[tuple[str, Solution, Path]],
+    execute: ExecuteFn,
+    folder: Path,
+    executor: Executor | None = None,
+    *,
+    desc: str = "execute",
+    progress: bool = True,
+) -> list[Outcome]:
+    """Execute ``(key, solution, run_dir)`` items with ``executor`` (default serial).
+
+    Each outcome is written atomically to ``folder/outcomes/<key>.json`` as soon as it is
+    known (recorded ones are read back, not executed again); a failed execution is recorded
+    as a ``failed`` outcome with the reason. Outcomes come back in the order of ``items``.
+    """
+    jobs = [Job(key, execute, (solution, run_dir)) for key, solution, run_dir in items]
+    store = JobStore(Path(folder), results="outcomes", on_failure=failed_outcome)
+    if executor is None:
+        with SerialExecutor() as serial:
+            results = serial.map(jobs, store, desc=desc, progress=progress)
+    else:
+        results = executor.map(jobs, store, desc=desc, progress=progress)
+    return [Outcome.from_dict(r.value) for r in results]
+
+
 def _task_entries(task, proposer, completer, base: int, completions: int, seed: int) -> list[_Entry]:
     entries = []
     for b, solution in enumerate(proposer.propose(task, n=base, seed=seed)):
@@ -191,31 +230,42 @@ def build_dataset(
     seed: int = 0,
     progress: bool = True,
     config: Mapping[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> list[PrefixRecord]:
     """Propose, complete, execute and label; write the dataset folder (resumable).
 
     ``config`` is the calling command's full config (e.g. ``simjudge dataset build``'s),
-    recorded in ``config.json``; a resumed build must have the same one.
+    recorded in ``config.json``; a resumed build must have the same one (the executor
+    settings aside). Every solution of every task is one job of ``executor`` (default:
+    serial); outcomes are the same whichever executor and number of workers ran them.
     """
     from tqdm import tqdm
 
     folder = Path(out)
     run = RunDir(folder)
-    run.prepare({"command": "dataset build", "tasks": [t.name for t in tasks], "base": base,
-                 "completions": completions, "seed": seed,
-                 "proposer": getattr(proposer, "name", type(proposer).__name__),
-                 "completer": getattr(completer, "name", type(completer).__name__),
-                 **(config or {})},
-                resume=True)
+    full = {"command": "dataset build", "tasks": [t.name for t in tasks], "base": base,
+            "completions": completions, "seed": seed,
+            "proposer": getattr(proposer, "name", type(proposer).__name__),
+            "completer": getattr(completer, "name", type(completer).__name__),
+            **(config or {})}
+    run.prepare(full, resume=True, identity=resume_identity(full))
+    per_task = []
+    for task in tqdm(tasks, desc="propose", disable=not progress):
+        entries = _task_entries(task, proposer, completer, base, completions, seed)
+        per_task.append((task, entries))
+    items: dict[str, tuple[str, Solution, Path]] = {}
+    for _, entries in per_task:
+        for entry in entries:
+            sid = _save_solution(folder, entry.solution)
+            items.setdefault(sid, (sid, entry.solution, folder / "runs" / sid))
+    outcomes = dict(zip(items, execute_outcomes(list(items.values()), execute, folder, executor,
+                                                desc="execute", progress=progress),
+                        strict=True))
     records: list[PrefixRecord] = []
     summary = []
-    for task in tqdm(tasks, desc="tasks", disable=not progress):
-        entries = _task_entries(task, proposer, completer, base, completions, seed)
-        for entry in tqdm(entries, desc=task.name, leave=False, disable=not progress):
-            sid = _save_solution(folder, entry.solution)
-            entry.outcome = execute_checkpointed(
-                folder / "outcomes" / f"{sid}.json", entry.solution, folder / "runs" / sid, execute
-            )
+    for task, entries in per_task:
+        for entry in entries:
+            entry.outcome = outcomes[solution_id(entry.solution)]
         task_records = label_prefixes(task, entries)
         records += task_records
         summary.append({"task": task.name, "solutions": len(entries),

@@ -1,0 +1,109 @@
+"""The same dataset build on every executor, side by side: jobs/s and the speed-up vs serial.
+
+Builds one real verifier dataset (template proposer, every solution executed on the
+PyBullet simulator with the chosen reward solver) with ``serial``, ``local`` (1 and 2
+workers) and ``ray`` (1 and 2 workers), each in a fresh folder, and prints per run::
+
+    <executor> workers=<n> jobs_per_s=<x> speedup=<s>
+
+where jobs/s is executed solutions over the wall time of the whole build (proposals,
+worker start-up and labelling included) and the speed-up is against ``serial``. Ray's own
+start-up (``ray.init`` of a local instance) is measured apart (``ray_init_s``) and not
+counted, since a cluster is started once for many builds. Every run must write the same
+outcomes (checked). Runs go in the order given, ``--rounds`` times (best of rounds), so
+machine noise hits all alike.
+
+Usage: ``python bench/scaling.py [--tasks "Open Drawer,Open Door"] [--base 2]
+[--completions 1] [--reward-solver oracle] [--runs serial:1,local:1,local:2,ray:1,ray:2]
+[--rounds 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from simjudge.tasks.components import make_execute_fn, make_proposer
+from simjudge.tasks.dataset import build_dataset
+from simjudge.tasks.executors import make_executor
+from simjudge.tasks.proposer import TaskRequest
+
+
+def build_once(folder: Path, tasks: list[TaskRequest], args: argparse.Namespace,
+               name: str, workers: int) -> tuple[float, int, float]:
+    """Build the dataset with one executor: (seconds, jobs, ray start-up seconds)."""
+    proposer = make_proposer("template", folder)
+    execute = make_execute_fn(args.reward_solver, args.budget_steps, seed=0, video=False,
+                              goals={t.name: t.goal for t in tasks})
+    with make_executor(name, workers=workers) as executor:
+        tick = time.perf_counter()
+        executor.start()
+        init_s = time.perf_counter() - tick
+        start = time.perf_counter()
+        build_dataset(tasks, proposer, proposer, execute, folder, base=args.base,
+                      completions=args.completions, seed=0, progress=False, executor=executor)
+        seconds = time.perf_counter() - start
+    return seconds, len(list((folder / "outcomes").glob("*.json"))), init_s
+
+
+def outcomes_of(folder: Path) -> dict[str, object]:
+    """Outcome files without timings and paths (to check every run computed the same)."""
+    drop = {"wall_time_s", "planning_time_s", "out_dir"}
+
+    def strip(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in drop}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return {p.name: strip(json.loads(p.read_text())) for p in sorted(folder.glob("outcomes/*"))}
+
+
+def main() -> None:
+    """Run the benchmark and print one line per executor run."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", default="Open Drawer,Open Door,Close Door,Press Button")
+    parser.add_argument("--base", type=int, default=2)
+    parser.add_argument("--completions", type=int, default=1)
+    parser.add_argument("--reward-solver", default="oracle", choices=["oracle", "mpc", "sac"])
+    parser.add_argument("--budget-steps", type=int, default=None)
+    parser.add_argument("--runs", default="serial:1,local:1,local:2,ray:1,ray:2")
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    tasks = [TaskRequest.resolve(t) for t in args.tasks.split(",")]
+    runs = [(r.split(":")[0], int(r.split(":")[1])) for r in args.runs.split(",")]
+    best: dict[tuple[str, int], float] = {}
+    jobs = 0
+    root = Path(tempfile.mkdtemp(prefix="simjudge-scaling-"))
+    reference = None
+    print(f"load before: {os.getloadavg()[0]:.2f}; cores: {len(os.sched_getaffinity(0))}")
+    try:
+        for _ in range(args.rounds):
+            for name, workers in runs:
+                folder = root / f"{name}{workers}"
+                shutil.rmtree(folder, ignore_errors=True)
+                seconds, jobs, init_s = build_once(folder, tasks, args, name, workers)
+                best[(name, workers)] = min(seconds, best.get((name, workers), seconds))
+                found = outcomes_of(folder)
+                reference = reference or found
+                assert found == reference, f"{name} workers={workers} computed other outcomes"
+                if name == "ray":
+                    print(f"ray workers={workers} ray_init_s={init_s:.2f} (not counted)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    serial = best.get(("serial", 1))
+    for (name, workers), seconds in best.items():
+        speedup = serial / seconds if serial else float("nan")
+        print(f"{name} workers={workers} jobs_per_s={jobs / seconds:.3f} speedup={speedup:.2f}")
+    print(f"jobs={jobs} reward_solver={args.reward_solver} load after: "
+          f"{os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
