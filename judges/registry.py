@@ -26,6 +26,7 @@ from typing import Any
 from .base import Judge
 from .code import CodeRewardJudge, CodeSuccessJudge
 from .degraded import DegradedNoisyJudge, DegradedPairwiseJudge, DegradedQuantizedJudge
+from .learned import ObsProgressJudge
 from .llm import LLMEpisodeJudge, LLMPlanJudge
 from .privileged import PrivilegedProgressJudge
 from .rule import RuleJudge
@@ -182,6 +183,11 @@ def _register_builtins() -> None:
             "llm-episode",
             LLMEpisodeJudge,
             "EQA-RM LLM critique + 0-10 score of an episode (client=, k, aggregate)",
+        ),
+        (
+            "obs-progress",
+            ObsProgressJudge,
+            "learned Φ from the non-privileged observation + task text (weights=)",
         ),
     ]
     for name, factory, summary in builtins:

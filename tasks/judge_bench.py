@@ -23,11 +23,12 @@ them.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -49,6 +50,7 @@ from simjudge.judges.bench import (
     summarize_plan_results,
 )
 
+from .executors import ExecutorOptions, Job, executor_from
 from .spec import RunDir, library_ids, load_task, make_task_env
 from .spec.config import ConfigError, option
 
@@ -105,11 +107,12 @@ _PERTURB_STEPS = {"release": 25, "pushback": 18, "stop": 20}
 
 
 @dataclass(frozen=True)
-class JudgeBenchConfig:
+class JudgeBenchConfig(ExecutorOptions):
     """Benchmark judges against the privileged ground truth.
 
     It measures pulse pairs, episode scores, perturbation contrasts and rule-verifier
-    accuracy.
+    accuracy. The rollouts of each task are one job of ``--executor`` (``local`` worker
+    processes by default, or ``ray``).
 
     The settings of :func:`run_judge_bench` and of ``simjudge judge-bench``.
 
@@ -131,6 +134,10 @@ class JudgeBenchConfig:
         sections: Which of ``pairs``, ``scores``, ``perturb``, ``rules`` to run, a comma
             list.
         refresh: Remake rollouts even when cached.
+        split: ``heldout-tasks`` or ``heldout-instances``: roll out the learned judges'
+            held-out tasks, or their training tasks on unseen seeds
+            (:mod:`simjudge.judges.learned.splits`); replaces ``tasks`` when the run
+            starts (a seed that made training rollouts is refused).
 
     Raises:
         ConfigError: An unknown section.
@@ -150,6 +157,7 @@ class JudgeBenchConfig:
     plan_cases: int | None = 60
     sections: tuple[str, ...] = SECTIONS
     refresh: bool = False
+    split: Literal["heldout-tasks", "heldout-instances"] | None = None
 
     def __post_init__(self) -> None:
         named = {"default": DEFAULT_TASKS, "oracle": ORACLE_TASKS}
@@ -324,6 +332,10 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
     Returns:
         The results (as written to JSON).
     """
+    if config.split is not None:  # the learned judges' held-out tasks replace --tasks
+        from simjudge.judges.learned.splits import check_bench_split
+
+        config = replace(config, tasks=check_bench_split(config.split, config.seed))
     out = Path(config.out)
     run = RunDir(out)
     # rollouts are cached per task and seed, so any later config may reuse the folder
@@ -333,17 +345,16 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
         from .llm import make_client
 
         client = make_client(config.llm)
-    episodes: list[BenchEpisode] = []
-    for task in config.tasks:
-        episodes += task_episodes(task, config.seed, out / "rollouts", config.refresh)
+    episodes, failed = _all_episodes(config, out / "rollouts")
     result: dict[str, Any] = {"config": asdict(config), "rollouts": _rollout_stats(episodes)}
+    result["rollouts"]["failed"] = failed
     result["rollouts"]["seconds"] = time.perf_counter() - start
     pairs = build_pulse_pairs([e.phi for e in episodes], config.pairs, config.seed,
                               n_neutral=config.neutral)
     result["pairs"] = pair_stats(pairs)
     gt = [ground_truth_score(e.phi, e.succeeded) for e in episodes]
     judges = {spec: _build_judge(spec, client) for spec in config.judges}
-    envs = {t: make_task_env(t, render_mode="rgb_array") for t in config.tasks}
+    envs = {t: make_task_env(t, render_mode="rgb_array") for t in config.tasks if t not in failed}
     try:
         contexts = {t: task_context(env, t) for t, env in envs.items()}
         result["judges"] = {}
@@ -374,6 +385,17 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
     run.write_json("judge_bench.json", result)
     run.write_text("judge_bench.md", format_report(result))
     return result
+
+
+def _all_episodes(config: JudgeBenchConfig, folder: Path
+                  ) -> tuple[list[BenchEpisode], dict[str, str]]:
+    """Every task's rollouts (one executor job per task, cached); tasks whose rollouts failed."""
+    jobs = [Job(re.sub(r"[^A-Za-z0-9_.-]", "_", task), task_episodes,
+                (task, config.seed, folder, config.refresh)) for task in config.tasks]
+    with executor_from(config) as executor:
+        results = executor.map(jobs, desc="rollouts")
+    episodes = [e for r in results if r.ok for e in r.value]
+    return episodes, {t: r.reason for t, r in zip(config.tasks, results, strict=True) if not r.ok}
 
 
 def _rollout_stats(episodes: Sequence[BenchEpisode]) -> dict[str, Any]:
