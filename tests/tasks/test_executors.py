@@ -217,6 +217,16 @@ def _dataset(out: Path, executor_name: str, workers: int) -> None:
                       executor=executor)
 
 
+def _differences(a, b, path=""):
+    """Where two nested values differ, as ``{path: (a, b)}`` (for a readable failure)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = {}
+        for key in sorted(set(a) | set(b), key=str):
+            out.update(_differences(a.get(key), b.get(key), f"{path}/{key}"))
+        return out
+    return {} if a == b else {path: (a, b)}
+
+
 def test_dataset_build_is_the_same_byte_for_byte_serial_or_local(tmp_path):
     contents = {}
     for name, workers in (("serial", 1), ("local", 2)):
@@ -224,7 +234,8 @@ def test_dataset_build_is_the_same_byte_for_byte_serial_or_local(tmp_path):
         _dataset(work, name, workers)
         contents[name] = run_contents(work)
         shutil.move(work, tmp_path / name)
-    assert contents["serial"] == contents["local"]
+    assert contents["serial"] == contents["local"], _differences(contents["serial"],
+                                                                contents["local"])
     assert any(k.startswith("outcomes/") for k in contents["serial"])
     # the local run resumes under the serial executor (the executor is not part of identity)
     shutil.move(tmp_path / "local", tmp_path / "run")
