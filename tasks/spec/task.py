@@ -50,6 +50,8 @@ class TaskSpec(BaseModel):
         horizon: Episode length in env steps.
         translation_mode: Action translation mode used by the reference solution.
         tags: Free labels (``open``, ``close``, ``rotate``, ``press``, ``pick-place``).
+        plan: Reference plan as data (validated by ``simjudge.tasks.plans.task_plan``).
+        milestones: Critical milestones (a DAG) as data, read with ``plan``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -66,6 +68,8 @@ class TaskSpec(BaseModel):
     horizon: int = Field(default=100, ge=1)
     translation_mode: str = "delta-translation"
     tags: tuple[str, ...] = ()
+    plan: dict[str, Any] | None = None
+    milestones: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def parse(cls, data: dict[str, Any], source: str = "task") -> TaskSpec:
