@@ -7,12 +7,21 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install llm demo test test-slow test-llm lint typecheck layers bench clean
 
+# Debian packages: offscreen OpenGL for the MuJoCo backend's rendering (MUJOCO_GL=egl, or
+# osmesa) and Chromium for the HTML report tests (a real browser; no browser downloads).
+DEBIAN_PACKAGES := libegl1 libosmesa6 chromium
+
 $(STAMP): pyproject.toml
+	if command -v apt-get >/dev/null && ! dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1; then \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $(DEBIAN_PACKAGES); fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first: the local CPU wheel; anything else pulls a multi-GB CUDA build
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# the real peer client of the remote-policy tests; its metadata pins numpy<2 (it runs fine
+	# on numpy 2 and needs only msgpack and websockets), hence --no-deps
+	$(BIN)/pip install --quiet --no-deps openpi-client==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)

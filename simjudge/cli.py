@@ -14,8 +14,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from simjudge.cli_arena import ARENA_COMMANDS, ARENA_GROUPS
+from simjudge.cli_audit import AUDIT_COMMANDS, AUDIT_GROUPS
 from simjudge.cli_configs import Command, build_command_parser, config_from_args, record
+from simjudge.cli_judges import JUDGES_COMMANDS, JUDGES_GROUPS
 from simjudge.cli_loop import LOOP_COMMANDS, LOOP_GROUPS
+from simjudge.cli_plan import PLAN_COMMANDS, PLAN_GROUPS
 from simjudge.configs import (
     AssetsGenerateConfig,
     AssetsListConfig,
@@ -217,6 +221,10 @@ GROUPS: dict[tuple[str, ...], str] = {
     ("tasks",): "the built-in task library",
     ("skills",): "the skill library on disk",
     **LOOP_GROUPS,
+    **JUDGES_GROUPS,
+    **AUDIT_GROUPS,
+    **ARENA_GROUPS,
+    **PLAN_GROUPS,
 }
 """Command groups and their help."""
 
@@ -234,6 +242,10 @@ COMMANDS: dict[tuple[str, ...], Command] = {
     ("skills", "replay"): Command(SkillsReplayConfig, _skills_replay),
     ("judge-bench",): Command(JudgeBenchConfig, _judge_bench),
     **LOOP_COMMANDS,
+    **JUDGES_COMMANDS,
+    **AUDIT_COMMANDS,
+    **ARENA_COMMANDS,
+    **PLAN_COMMANDS,
 }
 """Every command: its path, config class and handler."""
 
@@ -242,18 +254,50 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser, generated from :data:`COMMANDS` (for documentation and tests)."""
     description = ("Generate, execute and judge robot manipulation skills in simulation. "
                    "Every command also takes --config FILE.yaml (flags override it).")
-    return build_command_parser("simjudge", description, COMMANDS, GROUPS)
+    parser = build_command_parser("simjudge", description, COMMANDS, GROUPS)
+    parser.add_argument("--debug", action="store_true", help="on an error, print the "
+                        "traceback too (also accepted after the command; or SIMJUDGE_DEBUG=1)")
+    parser.add_argument("--backend", choices=("pybullet", "mujoco", "sapien"), help="physics "
+                        "backend of every env the command builds (also accepted after the "
+                        "command; or SIMJUDGE_BACKEND=NAME); default pybullet")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``simjudge`` console script."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``simjudge`` console script.
+
+    Arguments are checked before any work starts (:mod:`simjudge.tasks.spec.config_checks`:
+    counts, text sizes, output folders, input files). Whatever stops a command is printed
+    as the error, the file and the fix (:func:`simjudge.cli_errors.report_error`), never
+    as a traceback unless ``--debug`` is given; the exit status is 2 for bad input.
+    """
+    import os
+
+    from simjudge.cli_configs import CONFIG_DEST
+    from simjudge.cli_errors import report_error
+    from simjudge.tasks.spec.config_checks import check_input_file, check_paths, check_values
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    if "--backend" in words:  # global: every env any command builds uses it (default_backend)
+        at = words.index("--backend")
+        os.environ["SIMJUDGE_BACKEND"] = words[at + 1] if at + 1 < len(words) else ""
+        del words[at:at + 2]
+    debug = "--debug" in words or os.environ.get("SIMJUDGE_DEBUG", "") not in ("", "0")
+    args = build_parser().parse_args([w for w in words if w != "--debug"])
     try:
+        config_file = getattr(args, CONFIG_DEST, None)
+        if config_file:
+            check_input_file(str(config_file), "--config")
         config = config_from_args(args)
+        check_values(config)
+        check_paths(config)
         return int(args._handler(config))
-    except (ValueError, LookupError, RuntimeError) as exc:
-        print(f"simjudge: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("simjudge: interrupted; finished work is saved (rerun with --resume to continue "
+              "a run)", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the top-level handler: error, file and fix
+        return report_error(exc, debug=debug)
 
 
 if __name__ == "__main__":  # pragma: no cover

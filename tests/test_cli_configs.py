@@ -383,13 +383,20 @@ def test_execute_and_demo_record_their_config(tmp_path, capsys):
     _recorded(demo, "demo", _parse(["demo", "--out", str(demo), "--seed", "1"]))
 
 
-def _fake_execute_fn(*args: Any, **kwargs: Any):
-    from simjudge.tasks.spec import Outcome
+class _ClaimEverySubtask:
+    """An execute function that reports success without running.
 
-    def execute(solution, run_dir):
+    Picklable: the default ``local`` executor sends it to worker processes.
+    """
+
+    def __call__(self, solution, run_dir):
+        from simjudge.tasks.spec import Outcome
+
         return Outcome((True,) * len(solution.subtasks), True, task=solution.task)
 
-    return execute
+
+def _fake_execute_fn(*args: Any, **kwargs: Any):
+    return _ClaimEverySubtask()
 
 
 def test_acquire_and_dataset_record_their_config(tmp_path, monkeypatch, capsys):
