@@ -28,25 +28,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from judge_overhead import success_code  # the bench's own success condition (bench/ is on sys.path)
+
 from simjudge.envs.codegen import compile_reward, compile_success
 from simjudge.envs.state_api import STATE_API
 from simjudge.tasks.spec import load_task, make_task_env
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
-def success_code(task: str) -> str:
-    """The success condition used by ``bench/judge_overhead.py``."""
-    goal = load_task(task).goal
-    if goal is None or goal.kind != "joint":
-        obj = goal.object if goal is not None else load_task(task).object
-        return f'success = get_position(self, "{obj}")[2] > 0.5\n'
-    compare = ">=" if goal.direction == "open" else "<="
-    return (
-        f'angle = get_joint_state(self, "{goal.object}", "{goal.joint}")\n'
-        f'low, high = get_joint_limit(self, "{goal.object}", "{goal.joint}")\n'
-        f"success = angle {compare} low + {goal.threshold} * (high - low)\n"
-    )
 
 
 def reward_code(task: str) -> str:

@@ -49,6 +49,7 @@ from simjudge.judges.bench import (
     score_plan_cases,
     summarize_plan_results,
 )
+from simjudge.judges.learned.splits import ALL_ORACLE_TASKS
 
 from .executors import ExecutorOptions, Job, executor_from
 from .spec import RunDir, library_ids, load_task, make_task_env
@@ -70,15 +71,9 @@ __all__ = [
 ROLLOUT_VERSION = 2
 """Bumped when the policies change (cached rollouts of another version are remade)."""
 
-ORACLE_TASKS: tuple[str, ...] = (
-    "CloseDoor-v0", "CloseDrawer-v0", "FlushToilet-v0", "OpenBoxLid-v0", "OpenCabinetDoor-v0",
-    "OpenDoor-v0", "OpenDrawer-v0", "OpenLaptop-v0", "OpenMicrowaveDoor-v0",
-    "OpenRefrigeratorDoor-v0", "OpenSafeDoor-v0", "OpenToiletLid-v0", "OpenWindow-v0",
-    "PressButton-v0", "PressDispenser-v0", "PressMicrowaveButton-v0", "PutBreadInBowl-v0",
-    "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0", "TurnOvenKnob-v0",
-    "TurnSafeDial-v0", "UnfoldChair-v0",
-)
-"""Tasks the scripted oracle solves (kept equal to tests/tasks/test_library.py)."""
+ORACLE_TASKS: tuple[str, ...] = ALL_ORACLE_TASKS
+"""Tasks the scripted oracle solves (one list with the learned judges' splits; kept equal to
+tests/tasks/test_library.py)."""
 
 DEFAULT_TASKS: tuple[str, ...] = (
     "OpenDrawer-v0", "OpenBoxLid-v0", "CloseDoor-v0", "PressButton-v0", "TurnFaucet-v0",
