@@ -86,10 +86,11 @@ class LocalExecutor(Executor):
     def _idle_worker(self) -> _Worker:
         for slot in range(self.workers):
             worker = self._slots.get(slot)
+            if worker is not None and worker.busy is not None:
+                continue  # in flight; if it died, its reader's crash report retries the job
             if worker is None or worker.proc.poll() is not None:
                 return self._start(slot)
-            if worker.busy is None:
-                return worker
+            return worker
         raise RuntimeError("no idle worker: more jobs in flight than workers")  # driver bug
 
     def close(self) -> None:
