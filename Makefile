@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install llm demo test test-slow test-llm lint typecheck layers bench clean
+.PHONY: install llm demo test test-slow test-hostile test-llm lint typecheck layers bench clean
 
 # Debian packages: offscreen OpenGL for the MuJoCo backend's rendering (MUJOCO_GL=egl, or
 # osmesa) and Chromium for the HTML report tests (a real browser; no browser downloads).
@@ -56,6 +56,11 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
+
+# The whole hostile corpus of generated code, each case in a fresh child process under an
+# outer timeout and memory watchdog, in both modes (0 escapes); CI runs it after `make test`.
+test-hostile: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests/envs/test_codegen_hostile.py
 
 test-llm: $(LLM_STAMP)
 	$(BIN)/python -m pytest -q -m llm
