@@ -9,16 +9,14 @@ Example:
 from __future__ import annotations
 
 import platform
-import sys
 from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["OPTIONAL_PACKAGES", "package_version", "versions"]
 
 CORE_PACKAGES: tuple[str, ...] = ("simjudge", "numpy", "gymnasium", "pybullet")
 OPTIONAL_PACKAGES: tuple[str, ...] = ("torch", "stable-baselines3", "ompl", "mujoco", "sapien")
-"""Recorded when they have been imported in this process (they are what a result used)."""
-
-_MODULES = {"stable-baselines3": "stable_baselines3"}
+"""Recorded whenever installed (not only when imported: a result must not depend on which
+process wrote it, e.g. a worker that never imported torch)."""
 
 
 def package_version(name: str) -> str | None:
@@ -30,7 +28,7 @@ def package_version(name: str) -> str | None:
 
 
 def versions() -> dict[str, str]:
-    """Python, platform and library versions: the core ones, plus optional ones in use.
+    """Python, platform and library versions: the core ones, plus the optional ones installed.
 
     Returns:
         ``{"python": ..., "platform": ..., "simjudge": ..., "numpy": ..., ...}``; a
@@ -42,8 +40,7 @@ def versions() -> dict[str, str]:
         if v is not None:
             found[name] = v
     for name in OPTIONAL_PACKAGES:
-        if _MODULES.get(name, name) in sys.modules:
-            v = package_version(name)
-            if v is not None:
-                found[name] = v
+        v = package_version(name)
+        if v is not None:
+            found[name] = v
     return found
