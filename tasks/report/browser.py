@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -166,12 +167,14 @@ def inspect_page(path: str | Path, *, screenshot: bool = False, width: int = 128
     if exe is None:
         raise BrowserError("no Chromium found: apt-get install -y chromium")
     url = Path(path).resolve().as_uri()
-    with tempfile.TemporaryDirectory(prefix="simjudge-chromium-") as tmp:
+    # Chromium's helper processes may still be writing the profile as the main one exits
+    with tempfile.TemporaryDirectory(prefix="simjudge-chromium-",
+                                     ignore_cleanup_errors=True) as tmp:
         profile = Path(tmp)
         cmd = [exe, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
                "--remote-debugging-address=127.0.0.1", f"--window-size={width},{height}", "about:blank"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env={**os.environ, "HOME": tmp})
+                                env={**os.environ, "HOME": tmp}, start_new_session=True)
         try:
             tools = _DevTools(_page_socket(profile, proc, timeout), timeout)
             for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
@@ -194,3 +197,7 @@ def inspect_page(path: str | Path, *, screenshot: bool = False, width: int = 128
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+            try:  # its renderer, GPU and zygote helpers are in the same new session
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
