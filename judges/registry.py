@@ -31,7 +31,14 @@ from .llm import LLMEpisodeJudge, LLMPlanJudge
 from .privileged import PrivilegedProgressJudge
 from .rule import RuleJudge
 
-__all__ = ["JudgeEntry", "make_judge", "parse_judge_spec", "register_judge", "registered_judges"]
+__all__ = [
+    "JudgeEntry",
+    "make_judge",
+    "parse_judge_spec",
+    "parse_spec_params",
+    "register_judge",
+    "registered_judges",
+]
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,29 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
+def parse_spec_params(spec: str, rest: str, kind: str = "judge",
+                      error: type[ValueError] = ValueError) -> dict[str, Any]:
+    """The typed parameters of a spec's ``key=value,...`` part ``rest`` (judges, policies).
+
+    Values are read as Python literals (``true``/``none`` too), else kept as text; commas
+    inside brackets or quotes do not split.
+
+    Raises:
+        ValueError: (or ``error``) A parameter is not ``key=value`` or is repeated; the
+            message names the ``kind`` of spec.
+    """
+    params: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in _split_top_level(rest))):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise error(f"{kind} spec {spec!r}: parameter {part!r} must be written key=value")
+        if key in params:
+            raise error(f"{kind} spec {spec!r}: parameter {key!r} is given twice")
+        params[key] = _value(value)
+    return params
+
+
 def parse_judge_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``name:key=value,...`` into the name and typed parameters.
 
@@ -110,16 +140,7 @@ def parse_judge_spec(spec: str) -> tuple[str, dict[str, Any]]:
         ValueError: A parameter is not ``key=value`` or is repeated.
     """
     name, _, rest = str(spec).strip().partition(":")
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in _split_top_level(rest))):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise ValueError(f"judge spec {spec!r}: parameter {part!r} must be written key=value")
-        if key in params:
-            raise ValueError(f"judge spec {spec!r}: parameter {key!r} is given twice")
-        params[key] = _value(value)
-    return name.strip(), params
+    return name.strip(), parse_spec_params(spec, rest)
 
 
 def make_judge(spec: str, **overrides: Any) -> Judge:

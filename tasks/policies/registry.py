@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import ast
 import difflib
 import functools
 import inspect
@@ -34,6 +33,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from simjudge.judges.registry import parse_spec_params
 
 from .base import Policy, PolicyError
 from .builtin import CallablePolicy, OraclePolicy, RandomPolicy, ZeroPolicy, load_callable
@@ -49,7 +50,6 @@ class _Entry:
 
 _REGISTRY: dict[str, _Entry] = {}
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
-_WORDS = {"true": True, "false": False, "none": None, "null": None}
 _POSITIONAL = {"skill": "skill", "executor": "solution"}
 """Spec names whose first parameter may be given bare (``skill:ID``, ``executor:PATH``)."""
 _PREFIXES = ("sb3", "remote", "skill")
@@ -78,16 +78,6 @@ def registered_policies() -> dict[str, str]:
     return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}
 
 
-def _value(text: str) -> Any:
-    text = text.strip()
-    if text.lower() in _WORDS:
-        return _WORDS[text.lower()]
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
 def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``name:key=value,...`` into the name and typed parameters.
 
@@ -101,15 +91,7 @@ def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
     first = rest.split(",")[0]
     if name.strip() in _POSITIONAL and first.strip() and "=" not in first:
         rest = f"{_POSITIONAL[name.strip()]}={rest}"
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise PolicyError(f"policy spec {spec!r}: parameter {part!r} must be written key=value")
-        if key in params:
-            raise PolicyError(f"policy spec {spec!r}: parameter {key!r} is given twice")
-        params[key] = _value(value)
+    params = parse_spec_params(spec, rest, "policy", PolicyError)
     return name.strip(), params
 
 
