@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .action_modes import EXTRA_ACTION_MODES, extra_action_space, step_extra_mode
 from .backends import Backend, CameraSpec, default_backend, make_backend
 from .goals import MAX_DENSE_REWARD, Goal
 from .observation import ObservationBuilder
@@ -42,9 +43,10 @@ SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array",)
 SUPPORTED_INFO_MODES: tuple[str, ...] = ("full", "minimal")
 MINIMAL_INFO_KEYS: tuple[str, ...] = ("success", "fail", "progress", "elapsed_steps", "physics_error")
 """The keys of ``info`` with ``info_mode="minimal"`` (training, vector envs)."""
-SUPPORTED_ACTION_MODES: tuple[str, ...] = ("delta_ee", "joint_position")
+SUPPORTED_ACTION_MODES: tuple[str, ...] = ("delta_ee", "joint_position", *EXTRA_ACTION_MODES)
 """``delta_ee``: the 7-D end-effector action below; ``joint_position``: 7 arm joint targets
-(rad) + a suction scalar (> 0.5 = on), driven by the backend's joint position control."""
+(rad) + a suction scalar (> 0.5 = on), driven by the backend's joint position control;
+``cartesian_position``: an absolute suction-point target (:mod:`.action_modes`)."""
 
 WORKSPACE_LOW = np.array([-0.35, -0.55, 0.0])
 """Lower corner of the box that ``normalized-direct-translation`` maps [-1, 1]^3 onto."""
@@ -213,9 +215,13 @@ class SimEnv(gym.Env):
         """Apply one action for ``frameskip`` physics steps."""
         if self.action_mode == "joint_position":
             return self.step_joint_position(action)
+        if self.action_mode != "delta_ee":
+            return step_extra_mode(self, action)
         return self._step(action, self.translation_mode)
 
     def _action_space_of(self, action_mode: str) -> gym.spaces.Box:
+        if action_mode in EXTRA_ACTION_MODES:
+            return extra_action_space(self, action_mode)
         if action_mode == "joint_position":
             robot = self.scene.robot
             low = np.append(robot.lower, 0.0).astype(np.float32)

@@ -57,7 +57,9 @@ def _arena_run(config: ArenaRunConfig) -> int:
             config.out, policies, _tasks(config.tasks), matches=config.matches,
             seed=config.seed, evaluator=config.evaluator, margin=config.margin,
             speed_margin=config.speed_margin, horizon=config.horizon, episodes=config.episodes,
-            executor=executor, resume=config.resume, config=record("arena run", config))
+            executor=executor, resume=config.resume, config=record("arena run", config),
+            reason=config.reason, reason_llm=config.reason_llm, llm_cache=config.llm_cache,
+            llm_mode=config.llm_mode)
     counts = summary["counts"]
     print(f"{counts['done']} matches played, {counts['failed']} failed, {counts['pending']} "
           f"pending; database {summary['db']}")

@@ -44,6 +44,16 @@ class ArenaRunConfig(ExecutorOptions):
         horizon: Steps per episode (none: the task's own).
         episodes: Also write each side's episode record (``episodes/<match>/<handle>/``).
         bootstrap: Bootstrap resamples for the rankings' confidence intervals.
+        reason: Each match's reason: ``template`` (a sentence from the deciding signals) or
+            ``llm`` (an LLM's short critique of both sides' judge signals; the preference
+            stays the evaluator's).
+        reason_llm: LLM for ``--reason llm``: ``llamacpp:MODEL`` (embedded:
+            ``smollm2-135m`` fast, ``qwen2.5-coder-1.5b`` better) or ``openai:MODEL``
+            (OpenAI-compatible server at ``$SIMJUDGE_LLM_BASE_URL``); none:
+            ``$SIMJUDGE_LLM`` or ``llamacpp:qwen2.5-coder-1.5b``.
+        llm_cache: Replay cache of the critiques (none: ``OUT/llm_cache``).
+        llm_mode: ``auto`` (cached critiques, else ask the model), ``record`` or
+            ``replay`` (recorded critiques only; no model needed).
         executor: ``serial``, ``local`` (process pool) or ``ray``.
         workers: Parallel workers (none: one per CPU core).
         ray_address: Ray cluster for ``--executor ray``.
@@ -62,6 +72,10 @@ class ArenaRunConfig(ExecutorOptions):
     horizon: int | None = None
     episodes: bool = False
     bootstrap: int = 200
+    reason: Literal["template", "llm"] = "template"
+    reason_llm: str | None = None
+    llm_cache: str | None = None
+    llm_mode: Literal["auto", "record", "replay"] = "auto"
     out: str
     resume: bool = False
     report: bool = True

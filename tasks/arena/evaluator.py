@@ -25,7 +25,9 @@ Sources of signals (``--evaluator``):
 
 So a preference can disagree with the progress scores (speed, keeping what was reached),
 as RoboArena's evaluators' did in 11% of pairs. The reason is a sentence templated from
-the deciding signals.
+the deciding signals; ``details`` also keep a compact summary of each side's signals
+(:func:`signal_summary`: sampled progress curve, milestone steps), from which an LLM can
+write a critique afterwards (:mod:`.critique`) without ever changing the preference.
 
 Example:
     >>> verdict = judge_match(SideSignals([0, .5, 1.0], True), SideSignals([0, .4, .6], False))
@@ -45,7 +47,12 @@ import numpy as np
 
 from simjudge.judges.metrics.opd import opd_metrics
 
-__all__ = ["SideSignals", "TieRule", "Verdict", "judge_match"]
+__all__ = ["SideSignals", "TieRule", "Verdict", "judge_match", "signal_summary"]
+
+MILESTONES: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+"""Progress levels whose first step :func:`signal_summary` records (OPD's MC@k edges)."""
+CURVE_POINTS = 9
+"""Samples of the progress curve kept per side."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,26 @@ def _opd(side: SideSignals) -> dict[str, float]:
     return {k: round(float(v), 4) for k, v in opd_metrics(values, epsilon=0.01).as_dict().items()}
 
 
+def signal_summary(side: SideSignals, points: int = CURVE_POINTS) -> dict[str, Any]:
+    """A compact, JSON-safe view of one side's signals (what a critique is written from).
+
+    Returns:
+        ``curve``: ``[step, progress 0-100]`` at ``points`` evenly spaced steps (first and
+        last included); ``milestones``: first step with Φ >= each of :data:`MILESTONES`
+        (keys ``"25"`` ... ``"100"``, None = never); ``peak_step``: first step of the
+        maximum; ``final``: progress kept at the end (0-100).
+    """
+    phi = np.clip(np.asarray(side.progress, dtype=float), 0.0, 1.0)
+    if phi.size == 0:
+        return {"curve": [], "milestones": {}, "peak_step": None, "final": 0.0}
+    steps = sorted({int(round(x)) for x in np.linspace(0, phi.size - 1, max(points, 2))})
+    reached = {f"{round(100 * q)}": (int(np.argmax(phi >= q)) if bool(np.any(phi >= q)) else None)
+               for q in MILESTONES}
+    return {"curve": [[k, round(100.0 * float(phi[k]), 1)] for k in steps],
+            "milestones": reached, "peak_step": int(np.argmax(phi)),
+            "final": round(100.0 * float(phi[-1]), 1)}
+
+
 def _decide(a: SideSignals, b: SideSignals, rule: TieRule) -> tuple[str, str, str]:
     """(preference, rule name, reason) by the tie rule."""
     pa, pb = a.score, b.score
@@ -151,16 +178,27 @@ def _decide(a: SideSignals, b: SideSignals, rule: TieRule) -> tuple[str, str, st
                           f"{rule.margin:.0f} points")
 
 
-def judge_match(a: SideSignals, b: SideSignals, rule: TieRule | None = None) -> Verdict:
-    """Score both sides and state a preference by the tie rule (module docstring)."""
+def judge_match(
+    a: SideSignals, b: SideSignals, rule: TieRule | None = None, prefer: Any = None
+) -> Verdict:
+    """Score both sides and state a preference by the tie rule (module docstring).
+
+    ``prefer``: a preference judge (``make_judge("preference")``, Φ mode) deciding instead
+    of the tie rule from the two progress traces (rule ``preference``, its reason).
+    """
     rule = rule or TieRule()
     preference, decided_by, reason = _decide(a, b, rule)
+    if prefer is not None:
+        signal = prefer.judge_pair(list(a.progress), list(b.progress))
+        preference, decided_by, reason = signal.details["preference"], "preference", signal.reason
     details = {
         "rule": decided_by,
         "A": {"success": a.success, "steps": max(len(a.progress) - 1, 0),
-              "steps_to_success": a.steps_to_success if a.success else None, "opd": _opd(a)},
+              "steps_to_success": a.steps_to_success if a.success else None, "opd": _opd(a),
+              "signals": signal_summary(a)},
         "B": {"success": b.success, "steps": max(len(b.progress) - 1, 0),
-              "steps_to_success": b.steps_to_success if b.success else None, "opd": _opd(b)},
+              "steps_to_success": b.steps_to_success if b.success else None, "opd": _opd(b),
+              "signals": signal_summary(b)},
         "tie_rule": {"margin": rule.margin, "speed_margin": rule.speed_margin},
     }
     return Verdict(round(a.score, 3), round(b.score, 3), preference, reason, decided_by, details)

@@ -10,7 +10,9 @@ Files of an arena run directory:
 * ``rankings.json`` — every model's ranking with intervals (:func:`rank_arena`);
 * ``oracle/`` and ``validation.json`` — the exhaustive oracle and the agreement of every
   model with it (:func:`validate_arena`);
-* ``report.html`` — the arena report.
+* ``report.html`` — the arena report;
+* with ``reason="llm"``: ``llm_cache/`` (the replay cache of the critiques) and
+  ``llm_log.jsonl`` (every exchange), see :mod:`.critique`.
 
 Example:
     >>> import tempfile
@@ -28,16 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from simjudge.judges.metrics.rankings import Comparison, Ranking, RankingError
-from simjudge.tasks.spec.rundir import RunDir
+from simjudge.tasks.spec.rundir import RunDir, RunDirCorruptError
 
-from .match import check_evaluator, play_match
+from .critique import REASON_MODES, ReasonWriter, make_reason_writer
+from .match import ArenaEvaluatorError, check_evaluator, play_match
 from .rank import compute_rankings, rankings_payload
 from .sampling import sample_match
 from .store import DB_FILE, ArenaStore, MatchResult
 
 __all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "rank_arena", "run_arena"]
 
-IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon")
+IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon",
+            "reason", "reason_llm")
 """Config keys a resumed arena run must share (``matches`` may grow)."""
 BATCH = 8
 """Matches handed to the executor at once; verdicts reach the database after each batch."""
@@ -71,7 +75,9 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
               matches: int = 100, seed: int = 0, evaluator: str = "oracle",
               margin: float = 10.0, speed_margin: float = 0.2, horizon: int | None = None,
               episodes: bool = False, executor: Any = None, resume: bool = False,
-              config: Mapping[str, Any] | None = None, progress: bool = True) -> dict[str, Any]:
+              config: Mapping[str, Any] | None = None, progress: bool = True,
+              reason: str = "template", reason_llm: str | None = None,
+              llm_cache: str | Path | None = None, llm_mode: str = "auto") -> dict[str, Any]:
     """Plan and play an arena's matches (resumable); return the match counts.
 
     Args:
@@ -89,6 +95,12 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
         resume: Continue a run in ``out``.
         config: The command's full config, recorded in ``config.json``.
         progress: Show a progress bar.
+        reason: ``template`` (the evaluator's sentence) or ``llm`` (an LLM critique of the
+            judge signals; the preference stays the evaluator's), see :mod:`.critique`.
+        reason_llm: LLM client spec for ``llm`` reasons (``llamacpp:smollm2-135m``,
+            ``openai:MODEL``; default ``$SIMJUDGE_LLM`` or the embedded default).
+        llm_cache: Replay cache of the critiques (default ``<out>/llm_cache``).
+        llm_mode: ``auto``, ``record`` or ``replay`` (recorded critiques only).
 
     Returns:
         ``{"counts": {pending, done, failed}, "db": path}``.
@@ -98,12 +110,16 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
     from simjudge.tasks.executors import Job, JobStore, make_executor
 
     check_evaluator(evaluator)
+    if reason not in REASON_MODES:
+        raise ArenaEvaluatorError(f"reason {reason!r} is not one of {list(REASON_MODES)}")
     run = RunDir(out)
     identity = {"policies": dict(sorted(policies.items())), "tasks": list(tasks), "seed": seed,
                 "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
                 "horizon": horizon}
+    writer = _reason_writer(reason, reason_llm, out, llm_cache, llm_mode, seed)
+    identity.update(reason=reason, reason_llm=writer.spec if writer is not None else None)
     run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
-                identity=IDENTITY)
+                identity=_identity_keys(run, reason))
     with ArenaStore(run.path(DB_FILE)) as store:
         store.register_policies(policies)
         plan_matches(store, matches, tasks, seed)
@@ -126,13 +142,38 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
                                         "episodes_dir": str(run.path("episodes", m.match_id))
                                         if episodes else None})
                             for m in batch]
+                    task_of = {m.match_id: m.task for m in batch}
                     for r in executor.map(jobs, job_store, progress=False):
-                        store.record(_result(r.key, r.value or {}, r.ok, r.reason, evaluator))
+                        value = r.value or {}
+                        if writer is not None and r.ok:  # the text only; the verdict stays
+                            value = writer.apply(value, task=task_of[r.key])
+                        store.record(_result(r.key, value, r.ok, r.reason, evaluator))
                         bar.update(1)
         finally:
             if own:
                 executor.close()
+            if writer is not None:
+                writer.close()
         return {"counts": store.counts(), "db": str(store.path)}
+
+
+def _identity_keys(run: RunDir, reason: str) -> tuple[str, ...]:
+    """:data:`IDENTITY`; a run recorded before reasons were configurable resumes as template."""
+    try:
+        previous = run.config
+    except RunDirCorruptError:  # prepare sets the corrupt file aside and records anew
+        previous = None
+    if reason == "template" and previous is not None and "reason" not in previous:
+        return IDENTITY[:-2]
+    return IDENTITY
+
+
+def _reason_writer(reason: str, spec: str | None, out: str | Path,
+                   cache: str | Path | None, mode: str, seed: int) -> ReasonWriter | None:
+    """The LLM reason writer of an arena run (None for templated reasons)."""
+    if reason != "llm":
+        return None
+    return make_reason_writer(spec, out, cache_dir=cache, mode=mode, seed=seed)
 
 
 def load_comparisons(out: str | Path) -> tuple[list[Comparison], list[str]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from simjudge.envs.action_modes import check_cartesian_action
 from simjudge.envs.backends import CameraSpec
 from simjudge.envs.transforms import (
     quat_conjugate,
@@ -93,15 +94,23 @@ def observe(env: Any, state: np.ndarray, info: PolicyInfo, prompt: str) -> dict[
 
 
 def env_action_mode(action_space: str) -> str:
-    """The SimEnv ``action_mode`` that executes ``action_space`` (joint spaces: joint_position)."""
-    return "joint_position" if action_space in ("joint_position", "joint_velocity") else "delta_ee"
+    """The SimEnv ``action_mode`` that executes ``action_space``.
+
+    Joint spaces: ``joint_position``; ``cartesian_position``: the env's own absolute-target
+    mode (:mod:`simjudge.envs.action_modes`); ``delta-translation``: ``delta_ee``.
+    """
+    if action_space in ("joint_position", "joint_velocity"):
+        return "joint_position"
+    return "cartesian_position" if action_space == "cartesian_position" else "delta_ee"
 
 
 def to_env_action(action: np.ndarray, action_space: str, env: Any) -> np.ndarray:
     """One action of ``action_space`` as an action of SimEnv's :func:`env_action_mode`.
 
     ``cartesian_position`` = absolute suction-point ``xyz``, ``rpy``, gripper in [0, 1]
-    (> 0.5 = suction on): the delta is the way to the target, clipped to one step.
+    (> 0.5 = suction on): on an env in its ``cartesian_position`` mode (as
+    :func:`~simjudge.tasks.policies.run_episode` sets it) the action passes through, checked;
+    on a ``delta_ee`` env the delta is the way to the target, clipped to one step.
     ``joint_position`` (7 targets + gripper) passes through; ``joint_velocity`` (7 rad/s +
     gripper) becomes the joint target one control period (``frameskip`` physics steps)
     ahead of the current joint angles.
@@ -121,6 +130,8 @@ def to_env_action(action: np.ndarray, action_space: str, env: Any) -> np.ndarray
             f"cannot execute action space {action_space!r}; use delta-translation, "
             "cartesian_position, joint_position or joint_velocity"
         )
+    if getattr(env, "action_mode", "delta_ee") == "cartesian_position":
+        return check_cartesian_action(action)
     pos, orn = env.scene.robot.ee_pose()
     out = np.zeros(7)
     out[:3] = np.clip((action[:3] - pos) / env.max_translation, -1.0, 1.0)

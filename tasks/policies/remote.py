@@ -3,9 +3,11 @@
 The client side of the protocol described in :mod:`simjudge.tasks.policies.server`: it
 reads the server's metadata frame (what to observe, image resolution, action space),
 sends observation maps with ``endpoint`` ``reset`` / ``infer``, and executes the returned
-``actions`` chunks (a bare array reply is accepted too): ``(N, 7)`` delta or cartesian
-actions, or DROID's ``(N, 8)`` ``joint_position`` / ``joint_velocity`` chunks, executed
-through SimEnv's joint position mode. A text frame in answer to
+``actions`` chunks (a bare array reply is accepted too): ``(N, 7)`` delta actions,
+``(N, 7)`` cartesian chunks (absolute ``xyz`` + ``rpy`` + gripper, executed through SimEnv's
+``cartesian_position`` mode: :mod:`simjudge.envs.action_modes`), or DROID's ``(N, 8)``
+``joint_position`` / ``joint_velocity`` chunks, executed through SimEnv's joint position
+mode. A text frame in answer to
 ``infer`` is the server's error and raises :class:`RemotePolicyError`; after ``reset`` a
 text frame is the acknowledgement (RoboArena answers ``reset successful``).
 
