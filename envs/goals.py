@@ -24,6 +24,8 @@ Staged progress (the privileged ground truth other judges are measured against):
   ``joint_progress`` = 1 − distance to the interval / distance at reset, so overshooting
   past the far side lowers Φ again.
 - ``all`` goals (:class:`AllOfGoal`): a conjunction; Φ = the mean of the sub-goals' Φ.
+- ``sequence`` goals (:class:`SequenceGoal`): ordered stages; Φ = (stages done + Φ of the
+  current stage) / n, and a stage done out of order does not count.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "JointRangeGoal",
     "PlaceGoal",
     "AllOfGoal",
+    "SequenceGoal",
     "GoalSpec",
     "MAX_DENSE_REWARD",
 ]
@@ -208,13 +211,18 @@ class PlaceGoal(_GoalBase):
         kind: ``place``.
         object: The object to move.
         target: The object to put it on / in.
-        relation: ``on`` or ``in``.
+        relation: ``on``, ``in`` (an open container: the object's bottom between the
+            target's bottom and top) or ``inside`` (an enclosure such as a microwave: the
+            whole object below the target's top as well).
+        target_link: A link of ``target`` whose bounding box is the place (a drawer of a
+            cabinet, the cavity behind a door); None: the target's whole body.
     """
 
     kind: Literal["place"] = "place"
     object: str
     target: str
-    relation: Literal["on", "in"] = "in"
+    relation: Literal["on", "in", "inside"] = "in"
+    target_link: str | None = None
 
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: grasp, horizontal distance, height above target, placed."""
@@ -222,14 +230,21 @@ class PlaceGoal(_GoalBase):
         view._object(self.target)
         names = list(view._scene.objects)
         parts = (names.index(self.object) + 1, names.index(self.target) + 1)
+        link_index = None if self.target_link is None else view._link(self.target, self.target_link)[1]
+
+        def box_start(queries: tuple[BodyQuery, ...], starts: tuple[int, ...], k: int) -> int:
+            at = body_reading_offsets(queries[k])
+            if k == parts[1] and link_index is not None:  # the target's link, not its whole body
+                return starts[k] + at["link_aabbs"] + 6 * queries[k].link_aabbs.index(link_index)
+            return starts[k] + at["aabb"]
 
         def pick(queries: tuple[BodyQuery, ...], starts: tuple[int, ...]) -> list[int]:
             eef = starts[0] + body_reading_offsets(queries[0])["link_positions"]
-            boxes = [starts[k] + body_reading_offsets(queries[k])["aabb"] for k in parts]
+            boxes = [box_start(queries, starts, k) for k in parts]
             return [*range(eef, eef + 3), *(i for box in boxes for i in range(box, box + 6))]
 
         read = _scene_reader(view, pick)
-        name, inside = self.object, self.relation == "in"
+        name, inside, enclosed = self.object, self.relation != "on", self.relation == "inside"
 
         def evaluate() -> dict[str, float | bool]:
             # suction point and both bodies' boxes from the scene's shared read
@@ -240,7 +255,7 @@ class PlaceGoal(_GoalBase):
             is_grasped = held is not None and held[0] == name
             inside_xy = cx > tlx and cy > tly and cx < thx and cy < thy
             if inside:
-                placed = inside_xy and tlz - 0.01 <= bottom <= thz
+                placed = inside_xy and tlz - 0.01 <= bottom <= thz and (not enclosed or hz <= thz)
             else:
                 placed = inside_xy and abs(bottom - thz) < 0.03
             # the same element-wise operations numpy would do on the boxes
@@ -390,9 +405,88 @@ class AllOfGoal(_GoalBase):
         return _clip(sum(phis) / len(phis), 0.0, 0.999)
 
 
+class SequenceGoal(_GoalBase):
+    """Stages that must be done in order (open the drawer, put the cube in, close it).
+
+    A stage counts once it succeeds while it is the current stage and after it was seen
+    not succeeding since the previous stage was done (a rising edge): doing stage 2
+    before stage 1 does not count, and a stage already true when its turn comes must be
+    redone. Done stages stay done (closing the drawer does not undo "drawer opened").
+    The evaluator from :meth:`bind` therefore has memory: it must see every step of an
+    episode from its start (the env binds the goal again on ``reset`` and ``set_state``).
+    Its first evaluation counts the longest run of stages, from the first, that already
+    hold (a restored snapshot keeps the stages it shows done; at a task's reset none
+    hold); after that, one stage at most per evaluation.
+
+    Facts: ``success`` (every stage done), ``fail`` (any stage fails), ``is_grasped``,
+    ``stages_done``, ``stage`` (index of the current stage; ``n`` when done), ``armed``
+    (the current stage may count: it has been seen false since its turn came) and each
+    stage's facts prefixed with its index (``g0.success``, ``g1.is_placed`` ...). Staged
+    Φ = (stages done + Φ of the current stage) / n, where the current stage's Φ is 0
+    while it is not armed; 1 on success.
+
+    Attributes:
+        kind: ``sequence``.
+        goals: The stages, in the order they must be done.
+    """
+
+    kind: Literal["sequence"] = "sequence"
+    goals: tuple[Leaf, ...] = Field(min_length=1)
+
+    def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
+        """Evaluator (with memory of the stages done) of every stage's facts, prefixed."""
+        evaluators = [goal.bind(view) for goal in self.goals]
+        n = len(evaluators)
+        memory = {"done": 0, "armed": True, "first": True}
+
+        def evaluate() -> dict[str, float | bool]:
+            facts: dict[str, float | bool] = {}
+            fail, held = False, False
+            for i, evaluator in enumerate(evaluators):
+                sub = evaluator()
+                fail = fail or bool(sub["fail"])
+                held = held or bool(sub.get("is_grasped", False))
+                facts.update({f"g{i}.{key}": value for key, value in sub.items()})
+            done = memory["done"]
+            if memory["first"]:  # stages a restored state already shows done, in order
+                memory["first"] = False
+                while done < n - 1 and facts[f"g{done}.success"] and facts[f"g{done + 1}.success"]:
+                    done += 1
+                memory["done"] = done
+            if done < n:
+                current = bool(facts[f"g{done}.success"])
+                if current and memory["armed"]:
+                    done = memory["done"] = done + 1
+                    # the next stage may only count after it has been seen false
+                    memory["armed"] = done >= n or not bool(facts[f"g{done}.success"])
+                elif not current:
+                    memory["armed"] = True
+            facts.update(success=done == n, fail=fail, is_grasped=held, stages_done=float(done),
+                         stage=float(done), armed=bool(memory["armed"]))
+            return facts
+
+        return evaluate
+
+    def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
+        """The facts of stage ``index`` from :meth:`evaluate`'s facts, unprefixed."""
+        prefix = f"g{index}."
+        return {k[len(prefix):]: v for k, v in facts.items() if k.startswith(prefix)}
+
+    def progress(self, facts: dict[str, float | bool]) -> float:
+        """(stages done + Φ of the current stage) / n; 1 on success."""
+        if facts["success"]:
+            return 1.0
+        n = len(self.goals)
+        done = int(facts["stages_done"])
+        current = 0.0
+        if done < n and facts["armed"]:
+            current = self.goals[done].progress(self.sub_facts(facts, done))
+        return _clip((done + current) / n, 0.0, 0.999)
+
+
 GoalSpec = Annotated[
-    JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal, Field(discriminator="kind")
+    JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal | SequenceGoal, Field(discriminator="kind")
 ]
 """Any goal, discriminated by ``kind``."""
 
-Goal = JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal
+Goal = JointGoal | JointRangeGoal | PlaceGoal | AllOfGoal | SequenceGoal

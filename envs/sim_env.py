@@ -199,6 +199,7 @@ class SimEnv(gym.Env):
         """Restore the settled initial scene (or ``options["state"]``, a :class:`SimState`)."""
         super().reset(seed=seed)
         self._rebuild_if_needed(seed)
+        self._bound_goal = None  # a goal with memory (SequenceGoal) starts a new episode
         options = options or {}
         state = options.get("state")
         if state is not None:
@@ -487,6 +488,7 @@ class SimEnv(gym.Env):
         restore_state(self.scene, state)
         self.elapsed_steps = state.elapsed_steps
         self._physics_error = False
+        self._bound_goal = None  # goal memory (SequenceGoal) counts from the restored state
 
     def render(self):
         """RGB image ``(H, W, 3)`` from the configured camera (``render_mode="rgb_array"``)."""

@@ -13,6 +13,11 @@ for press goals, push in); *actuate* by moving along the joint's instantaneous
 direction of motion (prismatic axis, or the tangent of the hinge arc), or by
 turning the wrist for dials. For a :class:`~simjudge.envs.goals.PlaceGoal`:
 approach the object's top, attach, lift, carry above the target, lower, release.
+
+Composed goals (:class:`~simjudge.envs.goals.SequenceGoal`, :class:`~simjudge.envs.goals.AllOfGoal`)
+run stage after stage: the current stage is the sequence's ``stage`` fact (the first
+sub-goal not yet done for ``all``); when it changes the oracle lets go and *retreats*
+(backs away from the part it worked on) before approaching the next stage's part.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simjudge.envs.goals import JointGoal, PlaceGoal
+from simjudge.envs.goals import AllOfGoal, JointGoal, PlaceGoal, SequenceGoal
 from simjudge.envs.scene_builder import SceneObject
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.transforms import (
@@ -33,14 +38,30 @@ from simjudge.envs.transforms import (
     quat_rotate,
     quat_to_matrix,
 )
+from simjudge.envs.world import ROBOT_BASE_POSITION
 
 __all__ = ["PHASES", "ScriptedPolicy", "approach_axis", "interaction_frame"]
 
 PHASES: tuple[str, ...] = (
-    "approach", "contact", "actuate", "lift", "carry", "lower", "release",
+    "approach", "contact", "actuate", "lift", "carry", "lower", "release", "retreat",
 )
 """The oracle's phases: joint goals go approach → contact → actuate; placements go
-approach → contact → lift → carry → lower → release."""
+approach → contact → lift → carry → lower → release; composed goals retreat between stages."""
+
+_RETREAT_STEPS = 40
+_RETREAT_DISTANCE = 0.1
+_RETREAT_CLEARANCE = 0.05
+_RETREAT_CEILING = 0.75
+"""Retreat (at most 40 steps): 10 cm towards the robot's base and up, at least 5 cm over the
+scene's tallest object (at most 75 cm high), so the next approach does not sweep through
+what was opened (an arm crossing an open drawer pushes it shut)."""
+_INSERT_CLEARANCE = 0.12
+_INSERT_DEPTH = 0.13
+"""``inside`` placements: the object's centre goes 12 cm in front of the enclosure, then
+13 cm in behind its front face."""
+_FOLLOW_THROUGH = 8
+"""Steps a joint stage keeps actuating past its threshold before the oracle lets go (a
+released door springs back a little)."""
 
 _PRE_CONTACT = 0.05
 _SIDE_TILT = 1.0
@@ -97,7 +118,7 @@ class _Phase:
 
 
 class ScriptedPolicy:
-    """Closed-loop oracle for an env whose goal is a ``JointGoal`` or ``PlaceGoal``.
+    """Closed-loop oracle for a ``JointGoal``, a ``PlaceGoal`` or a composition of them.
 
     Args:
         env: The (unwrapped) :class:`SimEnv`; its ``translation_mode`` must be
@@ -116,21 +137,59 @@ class ScriptedPolicy:
         self.rng = np.random.default_rng(seed)
         self.phase = _Phase("approach")
         self._arc_radius: float | None = None
+        self._stage: int | None = None
+        self._leaf: JointGoal | PlaceGoal | None = None
+        self._follow = 0
+        self._retreat_to: np.ndarray | None = None
 
     def reset(self) -> None:
-        """Start again from the approach phase."""
+        """Start again from the approach phase (and the first stage)."""
         self.phase = _Phase("approach")
         self._arc_radius = None
+        self._stage = None
+        self._leaf = None
+        self._follow = 0
+        self._retreat_to = None
+
+    def current_stage(self) -> tuple[int, JointGoal | PlaceGoal]:
+        """Index and goal of the stage to work on now (0 and the goal itself if not composed).
+
+        Raises:
+            TypeError: The env's goal (or a stage) is not one the oracle can solve.
+        """
+        goal = self.env.goal
+        if isinstance(goal, (JointGoal, PlaceGoal)):
+            return 0, goal
+        if isinstance(goal, (SequenceGoal, AllOfGoal)):
+            facts = self.env.evaluate()
+            n = len(goal.goals)
+            if isinstance(goal, SequenceGoal):
+                index = int(facts.get("stage", 0))
+            else:
+                index = next((i for i in range(n) if not facts.get(f"g{i}.success")), n)
+            leaf = goal.goals[min(index, n - 1)]
+            if isinstance(leaf, (JointGoal, PlaceGoal)):
+                return index, leaf
+            goal = leaf
+        raise TypeError(f"the scripted oracle solves joint, place, all and sequence goals, not {goal!r}")
 
     def __call__(self, obs=None) -> np.ndarray:
         """The next action."""
-        goal = self.env.goal
-        if isinstance(goal, JointGoal):
+        index, goal = self.current_stage()
+        if self._stage is not None and index != self._stage and self._leaf is not None:
+            if self.phase.name == "actuate" and self._follow < _FOLLOW_THROUGH:
+                self._follow += 1  # a little past the threshold before letting go
+                index, goal = self._stage, self._leaf
+            else:
+                self._start_retreat()
+        self._stage, self._leaf = index, goal
+        self._fit_phase(goal)
+        if self.phase.name == "retreat":
+            action = self._retreat_action()
+        elif isinstance(goal, JointGoal):
             action = self._joint_action(goal)
-        elif isinstance(goal, PlaceGoal):
+        else:
             action = self._place_action(goal)
-        else:  # pragma: no cover - guarded in __init__
-            raise TypeError(type(goal))
         self.phase.steps += 1
         if self.noise > 0.0:
             action[:6] += self.rng.normal(0.0, self.noise, 6)
@@ -167,6 +226,33 @@ class ScriptedPolicy:
             raise ValueError(f"unknown phase {name!r}; phases are {list(PHASES)}")
         self.phase = _Phase(name)
         self._arc_radius = None
+
+    def _fit_phase(self, goal: JointGoal | PlaceGoal) -> None:
+        """Map a phase set from outside (``actuate`` for a held object) onto the stage's kind."""
+        held = self.env.scene.robot.attachment is not None
+        if isinstance(goal, PlaceGoal) and self.phase.name == "actuate":
+            self.switch_phase("lift" if held else "approach")
+        elif isinstance(goal, JointGoal) and self.phase.name in ("lift", "carry", "lower", "release"):
+            self.switch_phase("actuate" if held else "approach")
+
+    # between stages ------------------------------------------------------------------------
+    def _start_retreat(self) -> None:
+        """Let go and back away: towards the robot's base, and up over the scene."""
+        pos, _ = self.env.scene.robot.ee_pose()
+        away = np.asarray(ROBOT_BASE_POSITION, dtype=float) - pos
+        away[2] = 0.0
+        target = pos + away / max(float(np.linalg.norm(away)), 1e-9) * _RETREAT_DISTANCE
+        tallest = max(float(self.env.view.aabb(name)[1][2]) for name in self.env.scene.objects)
+        target[2] = min(max(pos[2] + _RETREAT_DISTANCE, tallest + _RETREAT_CLEARANCE), _RETREAT_CEILING)
+        self._retreat_to = target
+        self._follow = 0
+        self.switch_phase("retreat")
+
+    def _retreat_action(self) -> np.ndarray:
+        assert self._retreat_to is not None, "retreat starts in _start_retreat"
+        if self.phase.steps >= _RETREAT_STEPS or self._at(self._retreat_to, None, tol=0.02):
+            self.switch_phase("approach")
+        return self._move(self._retreat_to, None, suction=False)
 
     # joint goals ----------------------------------------------------------------------------
     def _joint_action(self, goal: JointGoal) -> np.ndarray:
@@ -224,10 +310,94 @@ class ScriptedPolicy:
         return action
 
     # place goals ---------------------------------------------------------------------------
+    def _place_region(self, goal: PlaceGoal) -> tuple[np.ndarray, np.ndarray]:
+        """The box to put the object in / on: the target, or the open part of its link.
+
+        For a ``target_link`` (a drawer) the part of the link's box that sticks out of the
+        target's base, along each horizontal axis, is where the object can drop in.
+        """
+        view = self.env.view
+        if goal.target_link is None:
+            return view.aabb(goal.target)
+        t_lo, t_hi = (np.array(v, dtype=float) for v in view.aabb(goal.target, goal.target_link))
+        b_lo, b_hi = view.aabb(goal.target, "base")
+        for a in (0, 1):
+            if t_lo[a] < b_lo[a] - 0.03:
+                t_hi[a] = min(t_hi[a], b_lo[a])
+            elif t_hi[a] > b_hi[a] + 0.03:
+                t_lo[a] = max(t_lo[a], b_hi[a])
+        return t_lo, t_hi
+
+    def _free_y(self, goal: PlaceGoal, t_lo: np.ndarray, t_hi: np.ndarray) -> float:
+        """Middle of the widest stretch of the front not blocked by a part at or before it.
+
+        Parts swung out in front (an open door) or set in the front face (buttons) block
+        their width of the opening.
+        """
+        view, obj = self.env.view, self.env.scene.objects[goal.target]
+        blocked = []
+        for link in obj.link_index:
+            lo, hi = view.aabb(goal.target, link)
+            if link != "base" and lo[0] < t_lo[0] + 0.02:
+                blocked.append((float(lo[1]), float(hi[1])))
+        edges, start = [], float(t_lo[1])
+        for lo_y, hi_y in sorted(blocked):
+            edges.append((start, lo_y))
+            start = max(start, hi_y)
+        edges.append((start, float(t_hi[1])))
+        low, high = max(edges, key=lambda e: e[1] - e[0])
+        return (low + high) / 2.0
+
+    def _insert_action(self, goal: PlaceGoal) -> np.ndarray:
+        """Into an enclosure through its front (``inside``): tilted, in from the robot's side."""
+        view = self.env.view
+        lo, hi = (np.asarray(v, dtype=float) for v in view.aabb(goal.object))
+        t_lo, t_hi = self._place_region(goal)
+        centre = (lo + hi) / 2.0
+        pos, orn = self.env.scene.robot.ee_pose()
+        tilt = quat_align_z(orn, approach_axis(np.array([-1.0, 0.0, 0.0])))
+        height = t_lo[2] + 0.03 + (hi[2] - lo[2]) / 2.0
+        outside = np.array([t_lo[0] - _INSERT_CLEARANCE, self._free_y(goal, t_lo, t_hi), height])
+        inside = np.array([t_lo[0] + _INSERT_DEPTH, outside[1], height])
+        name = self.phase.name
+        if name == "lift":  # up and tilted, where it was
+            target = np.array([centre[0], centre[1], max(height, lo[2]) + 0.12])
+            if self.phase.steps > 30 or (abs(centre[2] - target[2]) < 0.02
+                                         and quat_angle_between(orn, tilt) < np.radians(8)):
+                self.switch_phase("carry")
+            return self._move(pos + target - centre, tilt, suction=True)
+        if name == "carry":  # in front of the opening
+            if float(np.linalg.norm(centre - outside)) < 0.02 or self.phase.steps > 80:
+                self.switch_phase("lower")
+            return self._move(pos + outside - centre, tilt, suction=True)
+        if name == "lower":  # in through the opening
+            if float(np.linalg.norm(centre - inside)) < 0.02 or self.phase.steps > 60:
+                self.switch_phase("release")
+            return self._move(pos + inside - centre, tilt, suction=True)
+        return self._move(pos + np.array([-0.02, 0.0, 0.0]), None, suction=False)
+
     def _place_action(self, goal: PlaceGoal) -> np.ndarray:
+        held = self.env.scene.robot.attachment is not None
+        if goal.relation == "inside" and self.phase.name not in ("approach", "contact") and (
+                held or self.phase.name == "release"):
+            return self._insert_action(goal)
+        return self._top_down_place(goal)
+
+    def _over_then_down(self, pre: np.ndarray, down: np.ndarray) -> np.ndarray | None:
+        """After a stage's retreat: across at the retreat height first (None: go down now)."""
+        if self._retreat_to is None:
+            return None
+        pos, _ = self.env.scene.robot.ee_pose()
+        if float(np.linalg.norm((pre - pos)[:2])) > 0.03 and self.phase.steps < 60:
+            return self._move(np.array([pre[0], pre[1], max(pos[2], pre[2])]), down, suction=False)
+        self._retreat_to = None
+        self.phase.steps = 0
+        return None
+
+    def _top_down_place(self, goal: PlaceGoal) -> np.ndarray:
         view = self.env.view
         lo, hi = view.aabb(goal.object)
-        t_lo, t_hi = view.aabb(goal.target)
+        t_lo, t_hi = self._place_region(goal)
         top = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, hi[2]])
         down = quat_align_z(self.env.scene.robot.ee_pose()[1], np.array([0.0, 0.0, -1.0]))
         attached = self.env.scene.robot.attachment is not None
@@ -236,6 +406,9 @@ class ScriptedPolicy:
         name = self.phase.name
         if name == "approach":
             pre = top + np.array([0, 0, _PRE_CONTACT])
+            across = self._over_then_down(pre, down)
+            if across is not None:
+                return across
             if self._at(pre, down, tol=0.015) or self.phase.steps > 60:
                 self.switch_phase("contact")
             return self._move(pre, down, suction=False)
@@ -255,7 +428,9 @@ class ScriptedPolicy:
                 self.switch_phase("carry")
             return self._move(lifted, down, suction=True)
         if name == "carry":
-            if self._at(above, None, tol=0.02):
+            pos, _ = self.env.scene.robot.ee_pose()
+            near = float(np.linalg.norm((above - pos)[:2])) < 0.03  # blocked above it: go down
+            if self._at(above, None, tol=0.02) or (near and self.phase.steps > 40):
                 self.switch_phase("lower")
             return self._move(above, down, suction=True)
         if name == "lower":

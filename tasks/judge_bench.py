@@ -172,8 +172,8 @@ def task_context(env: Any, task: str) -> JudgeContext:
     goal = spec.goal
     if goal is not None and goal.kind == "place":
         target = {"object": goal.object, "into": goal.target}
-    elif goal is not None and goal.kind == "all":
-        raise ConfigError(f"task {spec.name!r}: judge-bench needs one target, not a conjunction")
+    elif goal is not None and (goal.kind == "all" or goal.kind == "sequence"):
+        raise ConfigError(f"task {spec.name!r}: judge-bench needs one target, not composed stages")
     elif goal is not None:
         target = {"object": goal.object, "link": goal.link, "joint": goal.joint}
     else:

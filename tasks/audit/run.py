@@ -29,7 +29,7 @@ from simjudge.tasks.executors import Job, JobResult, JobStore, executor_from
 from simjudge.tasks.executors.base import ExecutorError
 from simjudge.tasks.policies import PolicyError
 from simjudge.tasks.policies.registry import check_policy_spec
-from simjudge.tasks.spec import RunDir, library_ids, read_json, versions, write_json
+from simjudge.tasks.spec import RunDir, builtin_ids, read_json, versions, write_json
 
 from .config import AuditConfig, AuditRescoreConfig
 from .jobs import calibrate_job, episode_job, judge_slug, rescore_job, snapshot_job
@@ -65,7 +65,7 @@ def parse_policy_args(items: tuple[str, ...] | list[str]) -> dict[str, str]:
 
 
 def _check_tasks(tasks: tuple[str, ...]) -> list[str]:
-    known = set(library_ids())
+    known = set(builtin_ids())  # the single-stage library and the composed tasks
     flat = [t.strip() for item in tasks for t in item.split(",") if t.strip()]
     unknown = [t for t in flat if t not in known]
     if unknown or not flat:

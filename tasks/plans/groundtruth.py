@@ -41,7 +41,8 @@ from simjudge.judges.predicates import (
     Predicate,
     Pressed,
 )
-from simjudge.tasks.spec import TaskSpec, library_ids, load_task
+from simjudge.tasks.spec import COMPOSED_DIR, TaskSpec, builtin_ids, load_task
+from simjudge.tasks.spec import composed_ids as _composed_ids
 
 from .schema import PlanError, PlanNode, parse_node
 
@@ -60,9 +61,6 @@ __all__ = [
     "task_plan",
 ]
 
-COMPOSED_DIR = Path(__file__).resolve().parent / "composed"
-"""Composed (long-horizon) tasks: task YAML files of the library's schema whose goal is a
-conjunction (``kind: all``) and whose milestone DAG has several stages or branches."""
 
 
 class TaskPlanError(SimjudgeError, ValueError):
@@ -300,13 +298,13 @@ def task_plan(spec: TaskSpec) -> TaskPlan:
 
 
 def composed_ids() -> list[str]:
-    """Env ids of the composed tasks."""
-    return sorted(p.stem for p in COMPOSED_DIR.glob("*.yaml"))
+    """Env ids of the composed tasks (built-in, in ``tasks/library/composed/``)."""
+    return _composed_ids()
 
 
 def plan_task_ids() -> list[str]:
     """Every task plan evaluation knows: the built-in library, then the composed tasks."""
-    return library_ids() + composed_ids()
+    return builtin_ids()
 
 
 def load_plan_task(name: str) -> TaskSpec:
@@ -317,6 +315,4 @@ def load_plan_task(name: str) -> TaskSpec:
     """
     if name.endswith((".yaml", ".yml")) and Path(name).is_file():
         return TaskSpec.from_yaml(name)
-    if name in composed_ids():
-        return TaskSpec.from_yaml(COMPOSED_DIR / f"{name}.yaml")
     return load_task(name)

@@ -45,6 +45,7 @@ from .rundir import RunDir, RunDirError
 # Solutions
 from .solution import (
     ACTION_SPACES,
+    COMPOSED_SOLUTIONS_DIR,
     REFERENCE_SOLUTIONS_DIR,
     SUBTASK_KINDS,
     Solution,
@@ -54,14 +55,29 @@ from .solution import (
 )
 
 # Tasks
-from .task import LIBRARY_DIR, TaskSpec, TaskSpecError, library_ids, load_library, load_task
+from .task import (
+    COMPOSED_DIR,
+    LIBRARY_DIR,
+    TaskSpec,
+    TaskSpecError,
+    builtin_ids,
+    composed_ids,
+    library_ids,
+    load_composed,
+    load_library,
+    load_task,
+)
 
 __all__ = [
     # Tasks
+    "COMPOSED_DIR",
     "LIBRARY_DIR",
     "TaskSpec",
     "TaskSpecError",
+    "builtin_ids",
+    "composed_ids",
     "library_ids",
+    "load_composed",
     "load_library",
     "load_task",
     # Task goals
@@ -79,6 +95,7 @@ __all__ = [
     "object_parts",
     # Solutions
     "ACTION_SPACES",
+    "COMPOSED_SOLUTIONS_DIR",
     "REFERENCE_SOLUTIONS_DIR",
     "SUBTASK_KINDS",
     "Solution",

@@ -402,7 +402,9 @@ class TaskGoal(_Strict):
 def _reference_target(spec: TaskSpec, goal: Goal) -> JointTarget | PlaceTarget:
     """One reference env goal as a target (the start from the scene's ``joint_init``)."""
     if isinstance(goal, PlaceGoal):
-        return PlaceTarget(object=goal.object, target=goal.target, relation=goal.relation)
+        # an enclosure (inside) is "in" here
+        return PlaceTarget(object=goal.object, target=goal.target,
+                           relation="on" if goal.relation == "on" else "in")
     if not isinstance(goal, JointGoal | JointRangeGoal):  # pragma: no cover - no such tasks
         raise ValueError(f"cannot wrap a {type(goal).__name__} as a target")
     from simjudge.envs.catalogue import default_catalogue

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 
-from .task import library_ids, load_task
+from .task import builtin_ids, load_task
 
 if TYPE_CHECKING:
     from simjudge.envs.sim_env import SimEnv
@@ -37,9 +37,9 @@ def make_task_env(task: str, **kwargs: Any) -> SimEnv:
 
 
 def register_builtin_tasks() -> list[str]:
-    """Register every built-in task id that is not registered yet; return all ids."""
+    """Register every built-in task id (library and composed) not registered yet; return all ids."""
     ids = []
-    for env_id in library_ids():
+    for env_id in builtin_ids():
         full = f"{NAMESPACE}/{env_id}"
         ids.append(full)
         if full not in gym.registry:

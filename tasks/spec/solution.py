@@ -23,6 +23,7 @@ from simjudge.envs.scene import SceneConfig, _format_validation_error
 
 __all__ = [
     "ACTION_SPACES",
+    "COMPOSED_SOLUTIONS_DIR",
     "REFERENCE_SOLUTIONS_DIR",
     "SUBTASK_KINDS",
     "Solution",
@@ -35,6 +36,8 @@ SUBTASK_KINDS: tuple[str, ...] = ("primitive", "reward")
 ACTION_SPACES: tuple[str, ...] = ("delta-translation", "normalized-direct-translation")
 REFERENCE_SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "library" / "solutions"
 """Hand-written reference solutions of built-in tasks, ``<EnvId>.yaml``."""
+COMPOSED_SOLUTIONS_DIR = REFERENCE_SOLUTIONS_DIR.parent / "composed" / "solutions"
+"""Reference solutions of the composed (long-horizon) built-in tasks."""
 
 
 class _ReadableDumper(yaml.SafeDumper):
@@ -156,10 +159,12 @@ def load_solution(source: str | Path) -> Solution:
         )
     if path.exists():
         return Solution.from_yaml(path)
-    ref = REFERENCE_SOLUTIONS_DIR / f"{str(source).removeprefix('simjudge/')}.yaml"
-    if ref.exists():
-        return Solution.from_yaml(ref)
-    known = sorted(p.stem for p in REFERENCE_SOLUTIONS_DIR.glob("*.yaml"))
+    name = f"{str(source).removeprefix('simjudge/')}.yaml"
+    for folder in (REFERENCE_SOLUTIONS_DIR, COMPOSED_SOLUTIONS_DIR):
+        if (folder / name).exists():
+            return Solution.from_yaml(folder / name)
+    known = sorted(p.stem for d in (REFERENCE_SOLUTIONS_DIR, COMPOSED_SOLUTIONS_DIR)
+                   for p in d.glob("*.yaml"))
     raise FileNotFoundError(
         f"{source!r} is neither a solution YAML file nor a task with a reference solution "
         f"(reference solutions: {known})"

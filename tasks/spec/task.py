@@ -20,10 +20,25 @@ from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.goals import GoalSpec
 from simjudge.envs.scene import SceneConfig, SceneConfigError, _format_validation_error
 
-__all__ = ["TaskSpec", "TaskSpecError", "LIBRARY_DIR", "library_ids", "load_task", "load_library"]
+__all__ = [
+    "COMPOSED_DIR",
+    "LIBRARY_DIR",
+    "TaskSpec",
+    "TaskSpecError",
+    "builtin_ids",
+    "composed_ids",
+    "library_ids",
+    "load_composed",
+    "load_library",
+    "load_task",
+]
 
 LIBRARY_DIR = Path(__file__).resolve().parent.parent / "library"
-"""Folder of the built-in task YAML files."""
+"""Folder of the built-in (single-stage) task YAML files."""
+
+COMPOSED_DIR = LIBRARY_DIR / "composed"
+"""Folder of the composed (long-horizon, 2–4 stage) built-in tasks: goal ``sequence``
+(ordered stages) or ``all`` (unordered), with plans and milestone DAGs as in the library."""
 
 
 class TaskSpecError(SimjudgeError, ValueError):
@@ -103,13 +118,25 @@ class TaskSpec(BaseModel):
 
 
 def library_ids() -> list[str]:
-    """Env ids of the built-in tasks (file names; nothing is parsed)."""
+    """Env ids of the built-in single-stage tasks (file names; nothing is parsed)."""
     return sorted(p.stem for p in LIBRARY_DIR.glob("*.yaml"))
+
+
+def composed_ids() -> list[str]:
+    """Env ids of the built-in composed (long-horizon) tasks."""
+    return sorted(p.stem for p in COMPOSED_DIR.glob("*.yaml"))
+
+
+def builtin_ids() -> list[str]:
+    """Every built-in task id: the single-stage library, then the composed tasks."""
+    return library_ids() + composed_ids()
 
 
 @functools.cache
 def _load_by_id(env_id: str) -> TaskSpec:
     path = LIBRARY_DIR / f"{env_id}.yaml"
+    if not path.exists():
+        path = COMPOSED_DIR / f"{env_id}.yaml"
     spec = TaskSpec.from_yaml(path)
     if spec.env_id != env_id:
         raise TaskSpecError(f"{path.name} declares env_id {spec.env_id!r}; rename one to match")
@@ -123,7 +150,7 @@ def load_task(name: str) -> TaskSpec:
     human name is like ``Open Drawer``.
     """
     key = name.removeprefix("simjudge/")
-    ids = library_ids()
+    ids = builtin_ids()
     if key in ids:
         return _load_by_id(key)
     for env_id in ids:
@@ -140,5 +167,10 @@ def load_task(name: str) -> TaskSpec:
 
 
 def load_library() -> list[TaskSpec]:
-    """All built-in tasks, sorted by env id."""
+    """All built-in single-stage tasks, sorted by env id."""
     return [_load_by_id(env_id) for env_id in library_ids()]
+
+
+def load_composed() -> list[TaskSpec]:
+    """All built-in composed tasks, sorted by env id."""
+    return [_load_by_id(env_id) for env_id in composed_ids()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from simjudge.tasks.plans import (
@@ -16,7 +18,7 @@ from simjudge.tasks.plans import (
 )
 from simjudge.tasks.plans.faults import PLANNING_FAULTS, inject_planning_fault, plan_error_labels
 from simjudge.tasks.plans.groundtruth import composed_ids, load_plan_task
-from simjudge.tasks.plans.matching import maximum_matching
+from simjudge.tasks.plans.matching import maximum_matching, raw_ids, resolve_object
 from simjudge.tasks.plans.questions import q2_score
 from simjudge.tasks.spec import TaskSpec, library_ids, load_library, load_task
 
@@ -163,7 +165,7 @@ def test_composed_tasks_have_multi_stage_dags():
     for env_id in ids:
         plan = task_plan(load_plan_task(env_id))
         assert len(plan.milestones) >= 3 and plan.spec.goal is not None
-        assert plan.spec.goal.kind == "all"
+        assert plan.spec.goal.kind in ("all", "sequence")  # unordered or ordered stages
         ref = nodes(*plan.reference_steps())
         assert run_symbolic(plan, ref).score == 10
         half = run_symbolic(plan, ref[: len(ref) // 2])
@@ -177,3 +179,30 @@ def test_maximum_matching_finds_augmenting_paths():
     assert maximum_matching([[0, 1], [0]], 2) == {0: 1, 1: 0}
     assert len(maximum_matching([[0], [0], [1]], 3)) == 2
     assert maximum_matching([], 2) == {}
+
+
+def test_raw_link_and_joint_names_are_strict_ids(drawer):
+    for raw in ("link_1", "StorageFurniture/link_1", "joint_0", "StorageFurniture/joint_0"):
+        assert resolve_object(drawer, raw) == (drawer.object_named("drawer"), 1.0), raw
+        assert object_score(drawer, raw, "drawer") == 1.0, raw
+    assert resolve_object(drawer, "link_3")[0] is drawer.object_named("top drawer")
+    assert object_score(drawer, "link_3", "drawer") == 0.0  # the other drawer's link
+    assert resolve_object(drawer, "link_9") == (None, 0.0)
+    assert resolve_object(drawer, "Link_1") == (None, 0.0)  # raw ids are exact
+    raw_plan = nodes("grasp(link_1)", "open(StorageFurniture/joint_0)", "release(link_1)")
+    aliased = nodes("grasp(drawer)", "open(drawer)", "release(drawer)")
+    assert node_correctness(drawer, raw_plan)["score"] == 10
+    raw_run, alias_run = run_symbolic(drawer, raw_plan), run_symbolic(drawer, aliased)
+    assert raw_run.score == alias_run.score == 10 and raw_run.reached == alias_run.reached
+    assert [(s.ok, s.label) for s in raw_run.steps] == [(s.ok, s.label) for s in alias_run.steps]
+
+
+def test_bare_link_name_shared_by_two_scene_objects_names_neither(cube_box):
+    box_lid = next(o for o in cube_box.plan.objects if o.link)
+    other = box_lid.model_copy(update={"name": "other lid", "object": "Cube", "aliases": ()})
+    plan = replace(cube_box, plan=cube_box.plan.model_copy(
+        update={"objects": (*cube_box.plan.objects, other)}))
+    assert resolve_object(plan, box_lid.link) == (None, 0.0)
+    assert resolve_object(plan, f"Box/{box_lid.link}")[0] is box_lid
+    assert resolve_object(plan, f"Cube/{box_lid.link}")[0] == other
+    assert box_lid.link in raw_ids(cube_box, box_lid)
