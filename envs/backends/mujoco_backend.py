@@ -19,6 +19,11 @@ pose), so an overloaded weld drifts and the robot's release rule lets go.
 
 Rendering is offscreen OpenGL: ``MUJOCO_GL`` is ``egl`` unless set (``osmesa``
 also works; Debian packages ``libegl1`` / ``libosmesa6``).
+
+Modules: this one holds the world's lifecycle, loading, state and snapshots;
+:mod:`.mujoco_actuation` the servo and model parameters, :mod:`.mujoco_suction` the
+welds, :mod:`.mujoco_queries` contacts, closest points, Jacobian and IK,
+:mod:`.mujoco_reads` the batched reads, :mod:`.mujoco_render` the renderers.
 """
 
 from __future__ import annotations
@@ -38,10 +43,12 @@ from .base import (
     RenderResult,
 )
 from .mjcf import pybullet_data_dir
+from .mujoco_actuation import MuJoCoActuation
 from .mujoco_queries import MuJoCoQueries
 from .mujoco_reads import ReadPlan, geom_boxes
 from .mujoco_render import OffscreenRenderers
-from .mujoco_world import WELD_SLOTS, BodyRecord, WorldLayout, box_record, urdf_record, world_xml
+from .mujoco_suction import MuJoCoSuction
+from .mujoco_world import BodyRecord, WorldLayout, box_record, urdf_record, world_xml
 
 __all__ = ["MuJoCoBackend"]
 
@@ -75,7 +82,7 @@ def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     return arrays
 
 
-class MuJoCoBackend(MuJoCoQueries):
+class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
     """A headless MuJoCo world.
 
     Args:
@@ -110,6 +117,7 @@ class MuJoCoBackend(MuJoCoQueries):
         self._plans: dict[int, tuple] = {}  # id(queries) -> (queries, layout, ReadPlan)
         self._renderers = OffscreenRenderers(self._mj)
         self._jac_buffer: np.ndarray | None = None
+        self._jacobian_plans = {}
         self._closed = False
         self._compile()
 
@@ -376,151 +384,7 @@ class MuJoCoBackend(MuJoCoQueries):
                 self._memo[("part", id(query))] = (query, reading[start:end])
         return reading
 
-    # actuation --------------------------------------------------------------------
-    def _set_param(self, key: tuple, value: tuple) -> None:
-        self._params[key] = value
-        if not self._dirty:
-            self._apply_param(key, value)
-
-    def _apply_param(self, key: tuple, value: tuple) -> None:
-        model, data = self._model, self._data
-        assert self._layout is not None
-        kind, body = key[0], key[1]
-        idx = self._layout.index.get(body)
-        if idx is None:
-            return
-        if kind == "base":
-            model.body_pos[idx.bodies[0]], model.body_quat[idx.bodies[0]] = value
-        elif kind == "motor":  # (0,): driven by the servo; (f,): passive with friction f
-            act, dof = idx.actuators[key[2]], idx.dofs[key[2]]
-            driven = (key[1], key[2]) in self._servo
-            model.actuator_gainprm[act, 0] = 1.0 if driven else 0.0
-            model.actuator_biasprm[act, :3] = 0.0
-            model.actuator_forcerange[act] = (-np.inf, np.inf)
-            model.dof_frictionloss[dof] = 0.0 if driven else value[0]
-            data.ctrl[act] = 0.0
-        elif kind == "limits":
-            jid = model.dof_jntid[idx.dofs[key[2]]]
-            model.jnt_range[jid] = value
-            model.jnt_limited[jid] = 1
-        elif kind == "friction":
-            model.geom_friction[idx.geoms[key[2] + 1], 0] = value[0]
-        elif kind == "damping":
-            model.dof_damping[idx.dofs[key[2]]] = value[0]
-
-    def set_joint_position_targets(self, body: int, joints: list[int], positions, forces,
-                                   position_gain: float = 0.3) -> None:
-        """PyBullet's position servo with bounded force (see the module docstring)."""
-        fast = self._servo_fast.get(body)
-        if fast is not None and fast[0] is joints and fast[1] is forces and fast[2] == position_gain \
-                and fast[3] is self._servo_arrays:  # the same call as last time: new targets only
-            targets: Any = fast[3]
-            targets[3][fast[4]] = positions
-            return
-        idx = self._index(body)
-        servo = self._servo
-        for joint, target, force in zip(joints, np.asarray(positions, float).tolist(),
-                                        np.asarray(forces, float).tolist(), strict=True):
-            key = (body, joint)
-            old = servo.get(key)
-            if old is not None and old[0] == position_gain and old[1] == force:
-                old[2] = target
-                continue
-            if idx.dofs[joint] < 0:
-                raise BackendError(f"joint {joint} of body {body} is fixed and cannot be driven")
-            servo[key] = [float(position_gain), float(force), float(target), -1]
-            self._invalidate_servo()
-            self._set_param(("motor", body, joint), (0.0,))
-        arrays = self._servo_setup()
-        rows = np.array([servo[body, joint][3] for joint in joints], dtype=np.int64)
-        arrays[3][rows] = [servo[body, joint][2] for joint in joints]
-        self._servo_fast[body] = (joints, forces, position_gain, arrays, rows)
-
-    def set_joint_friction(self, body: int, joints: list[int], forces) -> None:
-        """Passive joints with dry friction (MuJoCo's ``frictionloss``); motors off."""
-        self._index(body)
-        for joint, force in zip(joints, np.asarray(forces, float).tolist(), strict=True):
-            if (body, joint) in self._servo:
-                self._invalidate_servo()
-                del self._servo[body, joint]
-            self._set_param(("motor", body, joint), (force,))
-
-    def _invalidate_servo(self) -> None:
-        """Forget the servo arrays (after keeping their targets in the servo table)."""
-        arrays = self._servo_arrays
-        if arrays is not None:
-            for entry in self._servo.values():
-                if entry[3] >= 0:
-                    entry[2] = float(arrays[3][entry[3]])
-        self._servo_arrays = None
-        self._servo_fast.clear()
-
-    def _servo_setup(self) -> tuple[Any, ...]:
-        """Arrays of the driven joints: dofs, qpos addresses, gains/dt, targets, forces, actuators.
-
-        Index arrays become slices when contiguous (the arm's joints are), so the
-        per-step servo works on views.
-        """
-        arrays = self._servo_arrays
-        if arrays is None:
-            layout = self._layout
-            assert layout is not None
-            rows = []
-            for position, ((body, joint), entry) in enumerate(sorted(self._servo.items())):
-                idx = layout.index[body]
-                entry[3] = position
-                rows.append((idx.dofs[joint], idx.qpos[joint], entry[0], entry[2], entry[1], idx.actuators[joint]))
-            table = np.array(rows, dtype=np.float64).reshape(-1, 6)
-            dofs, adr, acts = (_as_slice(table[:, k].astype(np.int64)) for k in (0, 1, 5))
-            arrays = self._servo_arrays = (
-                dofs, adr, table[:, 2] / self.timestep, table[:, 3].copy(), table[:, 4].copy(), acts,
-                np.zeros(len(table)),
-            )
-        return arrays
-
-    def _apply_servo(self) -> None:
-        """Motor torques that reach the servo's velocity target in one step, force-bounded.
-
-        The target velocity is ``gain · (target − q) / dt`` (PyBullet's position
-        control); the torque solves the driven joints' inertia (full matrix, so
-        arm links' coupling is included) for it, plus gravity and Coriolis forces.
-        """
-        model, data = self._model, self._data
-        dofs, adr, rate, targets, forces, acts, work = self._servo_setup()
-        buffers = self._servo_buffers
-        if buffers is None or buffers[0].shape[0] != model.nv:
-            buffers = self._servo_buffers = (np.zeros(model.nv), np.zeros(model.nv))
-        accel, torque = buffers
-        # driven dofs only: the other entries stay 0, so M·accel restricted to the
-        # driven dofs is their inertia block times the wanted acceleration
-        np.subtract(targets, data.qpos[adr], out=work)
-        work *= rate
-        work -= data.qvel[dofs]
-        work *= 1.0 / self.timestep
-        accel[dofs] = work
-        self._mj.mj_mulM(model, data, torque, accel)
-        accel[dofs] = 0.0
-        np.add(torque[dofs], data.qfrc_bias[dofs], out=work)
-        work -= data.qfrc_passive[dofs]
-        np.clip(work, -forces, forces, out=work)
-        data.ctrl[acts] = work
-
-    def set_dynamics(self, body: int, link: int, lateral_friction: float | None = None,
-                     joint_damping: float | None = None, linear_damping: float | None = None,
-                     angular_damping: float | None = None) -> None:
-        """Sliding friction of a link's geoms and joint damping (MuJoCo has no body damping)."""
-        self._index(body)
-        if lateral_friction is not None:
-            self._set_param(("friction", body, link), (float(lateral_friction),))
-        if joint_damping is not None and link >= 0 and self._index(body).dofs[link] >= 0:
-            self._set_param(("damping", body, link), (float(joint_damping),))
-
-    def set_joint_limits(self, body: int, joint: int, lower: float, upper: float, max_force: float = 1e4) -> None:
-        """Hard joint range (MuJoCo limits are constraints, not force-bounded motors)."""
-        if self._index(body).dofs[joint] < 0:
-            raise BackendError(f"joint {joint} of body {body} is fixed and has no limits")
-        self._set_param(("limits", body, joint), (float(lower), float(upper)))
-
+    # actuation: MuJoCoActuation (servo, joint friction, limits, model parameters)
     def step(self, n: int = 1) -> None:
         """Advance ``n`` timesteps; an overloaded suction weld slips."""
         mj = self._mj
@@ -538,68 +402,11 @@ class MuJoCoBackend(MuJoCoQueries):
                     self._bound_welds()
         self._changed()
 
-    def _bound_welds(self) -> None:
-        """Let an overloaded weld slip: it re-anchors where the held link is now.
-
-        A weld whose linear force exceeded its bound in the last step takes the
-        current relative pose as its new rest pose, so it never pulls back harder
-        than the bound allows and the drift accumulates: the robot's release rule
-        (stretch from the pose at grasp time) then lets go, as on PyBullet.
-        """
-        data, model = self._data, self._model
-        nefc = data.nefc
-        equality = int(self._mj.mjtConstraint.mjCNSTR_EQUALITY)
-        rows_type, rows_id = data.efc_type[:nefc], data.efc_id[:nefc]
-        kinematics = False
-        for slot, max_force, _ in self._welds.values():
-            rows = np.nonzero((rows_type == equality) & (rows_id == slot))[0]
-            if len(rows) >= 3 and float(np.linalg.norm(data.efc_force[rows[:3]])) > max_force:
-                if not kinematics:
-                    self._mj.mj_kinematics(model, data)
-                    kinematics = True
-                model.eq_data[slot, 3:10] = self._relative_pose(int(model.eq_obj1id[slot]), int(model.eq_obj2id[slot]))
-
-    def _relative_pose(self, b1: int, b2: int) -> np.ndarray:
-        """Position (3) and ``(w, x, y, z)`` orientation (4) of body ``b2`` in body ``b1``'s frame."""
-        data = self._data
-        rel_pos = data.xmat[b1].reshape(3, 3).T @ (data.xpos[b2] - data.xpos[b1])
-        q1_inv = np.zeros(4)
-        self._mj.mju_negQuat(q1_inv, data.xquat[b1])
-        rel_quat = np.zeros(4)
-        self._mj.mju_mulQuat(rel_quat, q1_inv, data.xquat[b2])
-        return np.concatenate([rel_pos, rel_quat])
-
-    # contacts and queries: MuJoCoQueries (closest points, contacts, Jacobian, IK, shapes)
+    # suction welds: MuJoCoSuction; contacts and queries: MuJoCoQueries (closest points,
+    # contacts, Jacobian, IK, shapes)
     def update_collisions(self) -> None:
         """Bring kinematics up to date (queries here are always computed from current poses)."""
         self._fresh()
-
-    def create_fixed_constraint(self, parent_body: int, parent_link: int, child_body: int, child_link: int,
-                                max_force: float = 500.0) -> int:
-        """Weld two links in their current relative pose (a pooled weld equality)."""
-        used = {slot for slot, _, _ in self._welds.values()}
-        free = [slot for slot in range(WELD_SLOTS) if slot not in used]
-        if not free:
-            raise BackendError(f"all {WELD_SLOTS} MuJoCo weld slots are in use; remove a constraint first")
-        pidx, cidx = self._index(parent_body), self._index(child_body)
-        model, data, _ = self._fresh()
-        b1, b2 = int(pidx.bodies[parent_link + 1]), int(cidx.bodies[child_link + 1])
-        slot = free[0]
-        model.eq_obj1id[slot], model.eq_obj2id[slot] = b1, b2
-        model.eq_data[slot, :11] = (0.0, 0.0, 0.0, *self._relative_pose(b1, b2), 1.0)
-        data.eq_active[slot] = 1
-        handle = self._next_constraint
-        self._next_constraint += 1
-        self._welds[handle] = (slot, float(max_force), ((parent_body, parent_link), (child_body, child_link)))
-        return handle
-
-    def remove_constraint(self, constraint: int) -> None:
-        """Deactivate a weld."""
-        entry = self._welds.pop(constraint, None)
-        if entry is None:
-            raise BackendError(f"no constraint {constraint} in this MuJoCo world")
-        if self._data is not None:
-            self._data.eq_active[entry[0]] = 0
 
     def set_collision_between(self, body_a: int, link_a: int, body_b: int, link_b: int, enabled: bool) -> None:
         """Exclude (or re-include) a body pair from contacts (recompiles the world)."""
@@ -658,10 +465,3 @@ class MuJoCoBackend(MuJoCoQueries):
         """Offscreen RGB (and metric depth and per-pixel body handles) through OpenGL."""
         model, data, layout = self._fresh()
         return self._renderers.render(model, data, layout.body_handle, camera, depth)
-
-
-def _as_slice(index: np.ndarray) -> np.ndarray | slice:
-    """``index`` as a slice when it is a contiguous ascending run (views instead of copies)."""
-    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
-        return slice(int(index[0]), int(index[0]) + len(index))
-    return index

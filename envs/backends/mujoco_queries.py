@@ -18,6 +18,14 @@ from .mujoco_world import BodyIndex, WorldLayout
 __all__ = ["MuJoCoQueries"]
 
 _KINDS = {6: "box", 5: "cylinder", 2: "sphere", 3: "capsule", 7: "mesh"}
+_EQUAL = np.equal
+
+
+def as_slice(index: np.ndarray) -> np.ndarray | slice:
+    """``index`` as a slice when it is a contiguous ascending run (views instead of copies)."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index
 
 
 def _xyzw(wxyz: np.ndarray) -> np.ndarray:
@@ -32,6 +40,8 @@ class MuJoCoQueries:
     _data: Any
     _layout: WorldLayout | None
     _jac_buffer: np.ndarray | None
+    _jacobian_plans: dict[tuple[int, int], tuple[Any, Any, Any, int]]
+    """(body, link) -> (layout, qpos addresses, dofs, MuJoCo body id) of :meth:`jacobian`."""
     _scratch_data: Any = None
 
     def _index(self, body: int) -> BodyIndex:  # pragma: no cover - provided by the backend
@@ -117,12 +127,26 @@ class MuJoCoQueries:
 
     def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
         """Geometric Jacobian of the link frame origin over the movable joints at ``positions``."""
+        model, data, layout = self._fresh()
+        plan = self._jacobian_plans.get((body, link))
+        if plan is None or plan[0] is not layout:
+            idx = self._index(body)
+            plan = (layout, as_slice(idx.qpos[idx.movable]), as_slice(idx.dofs[idx.movable]),
+                    int(idx.bodies[link + 1]))
+            self._jacobian_plans[body, link] = plan
+        _, adr, dofs, body_id = plan
+        current = data.qpos[adr]
+        # the common case (the joints now, e.g. from a reading of this state): no copy of the world
+        if type(positions) is np.ndarray and positions.shape == current.shape \
+                and _EQUAL(current, positions).all():
+            jac = np.empty((6, model.nv))
+            self._mj.mj_jac(model, data, jac[:3], jac[3:], data.xpos[body_id], body_id)
+            return jac[:, dofs].copy(order="F")  # column-major, as a fancy index of columns gives
         idx = self._index(body)
-        model, data, _ = self._fresh()
         adr = idx.qpos[idx.movable]
         q = np.asarray(positions, float)
         if np.array_equal(data.qpos[adr], q):
-            return self._point_jacobian(model, data, int(idx.bodies[link + 1]), idx.dofs[idx.movable])
+            return self._point_jacobian(model, data, body_id, idx.dofs[idx.movable])
         scratch = self._scratch()
         scratch.qpos[:] = data.qpos
         scratch.qpos[adr] = q

@@ -17,6 +17,10 @@ from .base import BodyQuery
 __all__ = ["ReadPlan", "geom_boxes"]
 
 _XYZW = np.array([1, 2, 3, 0])
+_ZERO = np.zeros(1)
+_EQUAL = np.equal
+_EINSUM = np.einsum
+_ABS = np.abs
 
 
 def geom_boxes(model, data, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -26,6 +30,27 @@ def geom_boxes(model, data, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     centre = data.geom_xpos[geoms] + np.einsum("nij,nj->ni", rotation, aabb[:, :3])
     half = np.einsum("nij,nj->ni", np.abs(rotation), aabb[:, 3:])
     return centre - half, centre + half
+
+
+def _chain_qpos(model, bodies: np.ndarray) -> np.ndarray:
+    """The qpos addresses of every joint between ``bodies`` and the world (sorted, each once)."""
+    widths = {0: 7, 1: 4, 2: 1, 3: 1}  # free, ball, slide, hinge
+    addresses: set[int] = set()
+    for body in bodies.tolist():
+        while body > 0:
+            start, count = int(model.body_jntadr[body]), int(model.body_jntnum[body])
+            for joint in range(start, start + count):
+                adr = int(model.jnt_qposadr[joint])
+                addresses.update(range(adr, adr + widths[int(model.jnt_type[joint])]))
+            body = int(model.body_parentid[body])
+    return np.array(sorted(addresses), dtype=np.int64)
+
+
+def _as_slice(index: np.ndarray) -> np.ndarray | slice:
+    """``index`` as a slice when it is a contiguous ascending run (a view instead of a copy)."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index
 
 
 class ReadPlan:
@@ -96,9 +121,24 @@ class ReadPlan:
         self.static_rows = np.nonzero(static)[0]
         self.moving_rows = np.nonzero(~static)[0]
         self.moving_geoms = self.geoms[self.moving_rows]
+        # each moving geom once (a link's geoms are also the whole body's), with its local box
+        unique, self._moving_inverse = np.unique(self.moving_geoms, return_inverse=True)
+        self._moving_unique = unique.astype(np.int64)
+        self._moving_aabb = model.geom_aabb[self._moving_unique]
         self._static: tuple[int, np.ndarray, np.ndarray] | None = None
         self._lo = np.zeros((len(self.geoms), 3))
         self._hi = np.zeros((len(self.geoms), 3))
+        # the boxes are a function of the frames of the bodies that carry the moving geoms (and
+        # of the points' bodies), which forward kinematics computes from the positions of the
+        # joints between them and the world alone: while those are bit-identical (and the
+        # world-welded placement too), so are the boxes
+        self.key_bodies = np.unique(
+            np.concatenate([model.geom_bodyid[self.moving_geoms], self.points[self.point_rows]])
+        ).astype(np.int64)
+        addresses = _chain_qpos(model, self.key_bodies)
+        self.key_qpos = _as_slice(addresses)
+        self._key = np.zeros(len(addresses))
+        self._kept: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def _boxes(self, model, data, static_version: int) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self._lo, self._hi
@@ -106,26 +146,59 @@ class ReadPlan:
             static_lo, static_hi = geom_boxes(model, data, self.geoms[self.static_rows])
             lo[self.static_rows], hi[self.static_rows] = static_lo, static_hi
             self._static = (static_version, static_lo, static_hi)
-        moving_lo, moving_hi = geom_boxes(model, data, self.moving_geoms)
-        lo[self.moving_rows], hi[self.moving_rows] = moving_lo, moving_hi
+        moving_lo, moving_hi = self._moving_boxes(data)
+        inverse = self._moving_inverse
+        lo[self.moving_rows], hi[self.moving_rows] = moving_lo[inverse], moving_hi[inverse]
         return lo, hi
+
+    def _moving_boxes(self, data) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`geom_boxes` of the moving geoms, each once, with their local boxes kept.
+
+        The same contractions on operands of the same layout as :func:`geom_boxes` (einsum
+        may fuse multiply-adds, so an elementwise rewrite would differ in the last bit).
+        """
+        geoms, aabb = self._moving_unique, self._moving_aabb
+        rotation = data.geom_xmat[geoms].reshape(-1, 3, 3)
+        centre = data.geom_xpos[geoms] + _EINSUM("nij,nj->ni", rotation, aabb[:, :3])
+        half = _EINSUM("nij,nj->ni", _ABS(rotation), aabb[:, 3:])
+        return centre - half, centre + half
 
     def read(self, model, data, static_version: int = -1) -> np.ndarray:
         """The batch's reading in the current state (kinematics must be current).
 
         ``static_version`` names the placement of world-welded geoms; -1 recomputes them.
         """
-        parts = [data.xpos.ravel(), data.xquat.ravel(), data.qpos, np.zeros(1)]
+        parts = [data.xpos.ravel(), data.xquat.ravel(), data.qpos, _ZERO]
         if self.n_boxes:
-            if static_version < 0:
-                lo, hi = geom_boxes(model, data, self.geoms)
-            else:
-                lo, hi = self._boxes(model, data, static_version)
-            box_lo = np.minimum.reduceat(lo, self.starts, axis=0)
-            box_hi = np.maximum.reduceat(hi, self.starts, axis=0)
-            if len(self.point_rows):
-                points = data.xpos[self.points[self.point_rows]]
-                box_lo[self.point_rows] = points
-                box_hi[self.point_rows] = points
-            parts += [box_lo.ravel(), box_hi.ravel()]
+            parts += self._box_parts(model, data, static_version)
         return np.concatenate(parts)[self.index]
+
+    def _box_parts(self, model, data, static_version: int) -> list[np.ndarray]:
+        """The requested boxes' minima and maxima (flat), kept while nothing they depend on moved.
+
+        What they depend on: the world-welded geoms' placement (``static_version``) and the
+        frames of :attr:`key_bodies`, i.e. the joint positions :attr:`key_qpos`; a body that
+        sits still (a closed door, a cabinet's drawers) keeps bit-identical joint positions,
+        hence the same frames and boxes.
+        """
+        kept = self._kept
+        key = self._key
+        joints = data.qpos[self.key_qpos]
+        if static_version >= 0 and kept is not None and kept[0] == static_version \
+                and _EQUAL(joints, key).all():
+            return [kept[1], kept[2]]
+        if static_version < 0:
+            lo, hi = geom_boxes(model, data, self.geoms)
+        else:
+            lo, hi = self._boxes(model, data, static_version)
+        box_lo = np.minimum.reduceat(lo, self.starts, axis=0)
+        box_hi = np.maximum.reduceat(hi, self.starts, axis=0)
+        if len(self.point_rows):
+            points = data.xpos[self.points[self.point_rows]]
+            box_lo[self.point_rows] = points
+            box_hi[self.point_rows] = points
+        box_lo, box_hi = box_lo.ravel(), box_hi.ravel()
+        if static_version >= 0:
+            key[:] = joints
+            self._kept = (static_version, box_lo, box_hi)
+        return [box_lo, box_hi]

@@ -15,16 +15,16 @@ child of joint ``i`` as in every backend.
   (re-anchors where the part is), and the robot's release rule lets go.
 - Closest points come from FCL on the same shapes (:mod:`.sapien_geometry`);
   contacts from PhysX; snapshots are ``PhysxCpuSystem.pack()``.
-- Rendering needs a Vulkan device: without one, :meth:`SapienBackend.render`
-  raises :class:`BackendError` saying why and which backend renders here.
+- Rendering needs a Vulkan device (:mod:`.sapien_render`): where one exists the scene
+  gets a render system and the URDF visuals, and :meth:`SapienBackend.render` gives RGB,
+  depth and segmentation; without one it raises :class:`BackendError` saying why and
+  which backend renders here.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,106 +34,30 @@ from .base import (
     BackendError,
     BodyQuery,
     CameraSpec,
-    CollisionShape,
-    Contact,
     JointInfo,
     RenderResult,
     read_bodies_via_getters,
 )
-from .kinematics import dls_inverse_kinematics
 from .mjcf import DEFAULT_FRICTION, UrdfGeom, UrdfModel, parse_urdf, pybullet_data_dir
-from .sapien_geometry import LinkGeometry, fcl_distance, geometry_for
+from .sapien_body import SapienBody as _Body
+from .sapien_body import joint_infos_of as _infos
+from .sapien_body import matrix_quat as _matrix_quat
+from .sapien_body import quat_rotate_x_to as _quat_rotate_x_to
+from .sapien_body import rotation as _rotation
+from .sapien_body import set_inertia as _set_inertia
+from .sapien_body import wxyz as _wxyz
+from .sapien_body import xyzw as _xyzw
+from .sapien_queries import SapienQueries
+from .sapien_render import SapienCameras, add_visuals, render_unavailable, sapien_render_problem
+from .sapien_render import import_sapien as _import_sapien
 
 __all__ = ["SapienBackend", "sapien_render_problem"]
 
 _SERVO = 4.0
 _PASSIVE_DAMPING = 1e5
-_WELD_STIFFNESS = 1e5
-_WELD_DAMPING = 2e3
 
 
-
-def _import_sapien():
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "Failed to find system libvulkan": no GPU here
-            import sapien
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise BackendError("the sapien backend needs `sapien` 3; install it with `pip install sapien`") from exc
-    return sapien
-
-
-_RENDER_PROBLEM: list[str | None] = []
-
-
-def sapien_render_problem() -> str | None:
-    """Why SAPIEN cannot render on this machine (None when a render device exists)."""
-    if not _RENDER_PROBLEM:
-        sapien = _import_sapien()
-        try:
-            sapien.render.RenderSystem()
-            _RENDER_PROBLEM.append(None)
-        except Exception as exc:  # noqa: BLE001 - any device failure is the reason
-            _RENDER_PROBLEM.append(f"{type(exc).__name__}: {exc}")
-    return _RENDER_PROBLEM[0]
-
-
-def _quat_rotate_x_to(axis: np.ndarray) -> np.ndarray:
-    """A ``(w, x, y, z)`` rotation taking the x axis to ``axis`` (PhysX joints turn about x)."""
-    x = np.array([1.0, 0.0, 0.0])
-    axis = axis / (np.linalg.norm(axis) or 1.0)
-    cross, dot = np.cross(x, axis), float(x @ axis)
-    if dot < -1.0 + 1e-9:
-        return np.array([0.0, 0.0, 0.0, 1.0])  # half turn about z
-    quat = np.array([1.0 + dot, *cross])
-    return quat / np.linalg.norm(quat)
-
-
-def _rotation(wxyz) -> np.ndarray:
-    w, x, y, z = wxyz
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def _matrix_quat(rotation: np.ndarray) -> np.ndarray:
-    """``(w, x, y, z)`` of a rotation matrix."""
-    trace = float(np.trace(rotation))
-    if trace > 0:
-        s = math.sqrt(trace + 1.0) * 2
-        quat = [0.25 * s, (rotation[2, 1] - rotation[1, 2]) / s, (rotation[0, 2] - rotation[2, 0]) / s,
-                (rotation[1, 0] - rotation[0, 1]) / s]
-    else:
-        i = int(np.argmax(np.diag(rotation)))
-        j, k = (i + 1) % 3, (i + 2) % 3
-        s = math.sqrt(1.0 + rotation[i, i] - rotation[j, j] - rotation[k, k]) * 2
-        quat = [0.0] * 4
-        quat[0] = (rotation[k, j] - rotation[j, k]) / s
-        quat[i + 1] = 0.25 * s
-        quat[j + 1] = (rotation[j, i] + rotation[i, j]) / s
-        quat[k + 1] = (rotation[k, i] + rotation[i, k]) / s
-    quat_arr = np.asarray(quat)
-    return quat_arr / np.linalg.norm(quat_arr)
-
-
-@dataclass
-class _Body:
-    handle: int
-    infos: list[JointInfo]
-    base_name: str
-    fixed: bool
-    links: list[Any]  # SAPIEN rigid components, base first
-    articulation: Any = None
-    shapes: list[tuple[UrdfGeom, ...]] = field(default_factory=list)
-    dof: dict[int, int] = field(default_factory=dict)  # joint index -> qpos index
-    art_link: list[int] = field(default_factory=list)  # link -> articulation link index
-    geometry: list[LinkGeometry | None] = field(default_factory=list)
-    pinocchio: Any = None
-
-
-class SapienBackend:
+class SapienBackend(SapienQueries):
     """A headless SAPIEN (PhysX CPU) world.
 
     Args:
@@ -153,13 +77,19 @@ class SapienBackend:
         self._next = {"body": 0, "constraint": 0, "state": 0, "group": 0}
         self._memo: dict[Any, Any] = {}
         self._scene: Any = None
+        self._renders = sapien_render_problem() is None  # a Vulkan device: build visuals too
+        self._cameras: SapienCameras | None = None
         self.reset_world()
 
     # lifecycle -------------------------------------------------------------------
     def reset_world(self) -> None:
         """A new empty PhysX scene (CPU)."""
         sapien = self._sapien
-        self._scene = sapien.Scene([sapien.physx.PhysxCpuSystem()])
+        systems = [sapien.physx.PhysxCpuSystem()]
+        if self._renders:
+            systems.append(sapien.render.RenderSystem())
+        self._scene = sapien.Scene(systems)
+        self._cameras = None
         self._scene.set_timestep(self.timestep)
         self._scene.physx_system.config.gravity = np.array([0.0, 0.0, self._gravity])
         self._material = self._scene.create_physical_material(DEFAULT_FRICTION, DEFAULT_FRICTION, 0.0)
@@ -217,6 +147,8 @@ class SapienBackend:
             lb = builder.create_link_builder(parent)
             lb.set_name(f"link{i - 1}")
             self._add_shapes(lb, link.collisions)
+            if self._renders:
+                add_visuals(lb, link.visuals, sapien)
             _set_inertia(lb, link, sapien)
             if i > 0:
                 joint = model.joints[i - 1]
@@ -257,6 +189,9 @@ class SapienBackend:
         builder = self._scene.create_actor_builder()
         half = [float(v) for v in half_extents]
         builder.add_box_collision(half_size=half, material=self._material)
+        if self._renders:
+            builder.add_box_visual(half_size=half, material=sapien.render.RenderMaterial(
+                base_color=[float(c) for c in rgba]))
         builder.set_initial_pose(sapien.Pose(np.asarray(position, float)))
         if mass > 0.0:
             hx, hy, hz = half
@@ -453,208 +388,6 @@ class SapienBackend:
                 self._bound_welds()
         self._memo.clear()
 
-    # contacts and queries -------------------------------------------------------------
-    def contacts(self, body_a: int, body_b: int | None = None, link_a: int | None = None) -> list[Contact]:
-        """Contacts of the last step that involve ``body_a``."""
-        self._body(body_a)
-        owner = self._component_owner
-        found = []
-        for contact in self._scene.physx_system.get_contacts():
-            first, second = owner.get(id(contact.bodies[0])), owner.get(id(contact.bodies[1]))
-            if first is None or second is None:
-                first = owner.get(id(_component_of(contact.bodies[0])))
-                second = owner.get(id(_component_of(contact.bodies[1])))
-            if first is None or second is None:
-                continue
-            sign = 1.0
-            if first[0] != body_a:
-                if second[0] != body_a:
-                    continue
-                first, second, sign = second, first, -1.0
-            if (body_b is not None and second[0] != body_b) or (link_a is not None and first[1] != link_a):
-                continue
-            for point in contact.points:
-                normal = np.asarray(point.normal, float) * sign  # PhysX: from the second body to the first
-                force = float(np.linalg.norm(point.impulse)) / self.timestep
-                position = np.asarray(point.position, float)
-                found.append(Contact(first[0], first[1], second[0], second[1], position,
-                                     position - normal * float(point.separation), normal,
-                                     float(point.separation), force))
-        return found
-
-    def _geometry(self, record: _Body, link: int) -> LinkGeometry | None:
-        index = link + 1
-        if not record.shapes[index]:
-            return None
-        geometry = record.geometry[index]
-        if geometry is None:
-            geometry = record.geometry[index] = geometry_for(record.shapes[index])
-        pose = record.links[index].entity_pose
-        geometry.place(np.asarray(pose.p, float), _rotation(pose.q))
-        return geometry
-
-    def closest_points(self, body_a: int, body_b: int, max_distance: float,
-                       link_a: int | None = None, link_b: int | None = None) -> list[Contact]:
-        """Shape pairs closer than ``max_distance`` (FCL on the PhysX shapes)."""
-        record_a, record_b = self._body(body_a), self._body(body_b)
-        links_a = range(-1, len(record_a.links) - 1) if link_a is None else [link_a]
-        links_b = range(-1, len(record_b.links) - 1) if link_b is None else [link_b]
-        found = []
-        for la in links_a:
-            for lb in links_b:
-                if body_a == body_b and la == lb:
-                    continue
-                lo_a, hi_a = self.get_aabb(body_a, la)
-                lo_b, hi_b = self.get_aabb(body_b, lb)
-                if np.any(lo_a > hi_b + max_distance) or np.any(lo_b > hi_a + max_distance):
-                    continue
-                geo_a, geo_b = self._geometry(record_a, la), self._geometry(record_b, lb)
-                if geo_a is None or geo_b is None:
-                    continue
-                for obj_a in geo_a.objects:
-                    for obj_b in geo_b.objects:
-                        distance, pa, pb = fcl_distance(obj_a, obj_b)
-                        if distance < max_distance:
-                            gap = pa - pb
-                            norm = float(np.linalg.norm(gap))
-                            normal = gap / norm * (1.0 if distance >= 0 else -1.0) if norm > 1e-12 else np.array([0.0, 0, 1])
-                            found.append(Contact(body_a, la, body_b, lb, pa, pb, normal, distance, 0.0))
-        return found
-
-    def update_collisions(self) -> None:
-        """Nothing to do: queries read the current poses."""
-
-    def create_fixed_constraint(self, parent_body: int, parent_link: int, child_body: int, child_link: int,
-                                max_force: float = 500.0) -> int:
-        """A stiff 6-DoF drive holding the current relative pose, force- and torque-limited.
-
-        PhysX drives move their child body, so a static child (a part of the world)
-        swaps roles with the parent; the held relation is the same.
-        """
-        parent = self._body(parent_body).links[parent_link + 1]
-        child = self._body(child_body).links[child_link + 1]
-        if not isinstance(child, self._sapien.physx.PhysxRigidBodyComponent):
-            parent, child = child, parent
-        relative = parent.entity_pose.inv() * child.entity_pose
-        drive = self._scene.create_drive(parent, relative, child, self._sapien.Pose())
-        for axis in ("x", "y", "z"):
-            getattr(drive, f"set_drive_property_{axis}")(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
-        drive.set_drive_property_slerp(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
-        handle = self._next["constraint"]
-        self._next["constraint"] += 1
-        self._drives[handle] = (drive, child.entity, parent, child, float(max_force))
-        return handle
-
-    def _bound_welds(self) -> None:
-        """Let an overloaded weld slip: it re-anchors where the held link is now.
-
-        The drive's force is capped at ``max_force``, but the arm here is weaker than
-        PyBullet's, so a capped drive alone can hold a part the arm cannot pull free;
-        as in the MuJoCo backend, a weld whose spring force (stretch × stiffness) passes
-        the bound re-anchors at the current relative pose, the drift accumulates, and
-        the robot's release rule (3 cm from the grasp pose) lets go.
-        """
-        for drive, _, parent, child, max_force in self._drives.values():
-            relative = parent.entity_pose.inv() * child.entity_pose
-            stretch = float(np.linalg.norm(np.asarray(relative.p) - np.asarray(drive.pose_in_parent.p)))
-            if stretch * _WELD_STIFFNESS > max_force:
-                drive.set_pose_in_parent(relative)
-
-    def remove_constraint(self, constraint: int) -> None:
-        """Remove a suction drive (and wake what it held)."""
-        entry = self._drives.pop(constraint, None)
-        if entry is None:
-            raise BackendError(f"no constraint {constraint} in this SAPIEN world")
-        drive, entity = entry[0], entry[1]
-        entity.remove_component(drive)
-        for component in entry[2:4]:
-            if hasattr(component, "wake_up"):
-                component.wake_up()
-
-    def set_collision_between(self, body_a: int, link_a: int, body_b: int, link_b: int, enabled: bool) -> None:
-        """Disable collision between two links with a shared "ignore" bit (SAPIEN collision group 2)."""
-        if enabled:
-            return
-        bit = 1 << (self._next["group"] % 32)
-        self._next["group"] += 1
-        for body, link in ((body_a, link_a), (body_b, link_b)):
-            for shape in self._body(body).links[link + 1].collision_shapes:
-                groups = list(shape.get_collision_groups())
-                groups[2] |= bit
-                shape.set_collision_groups(groups)
-
-    # kinematics ---------------------------------------------------------------------
-    def _fk_jacobian(self, record: _Body, link: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Link origin, rotation and geometric Jacobian at the movable joints' ``positions``."""
-        if record.pinocchio is None:
-            record.pinocchio = record.articulation.create_pinocchio_model()
-        movable = [j.index for j in record.infos if j.type != "fixed"]
-        qpos = np.asarray(record.articulation.get_qpos(), float).copy()
-        for joint, value in zip(movable, positions, strict=True):
-            qpos[record.dof[joint]] = value
-        model = record.pinocchio
-        model.compute_forward_kinematics(qpos)
-        root = record.articulation.root_pose  # Pinocchio's poses are in the root link frame
-        root_pos, root_rot = np.asarray(root.p, float), _rotation(root.q)
-        poses = {}
-
-        def pose(i: int):
-            if i not in poses:
-                p = model.get_link_pose(record.art_link[i + 1])
-                poses[i] = (root_pos + root_rot @ np.asarray(p.p, float), root_rot @ _rotation(p.q))
-            return poses[i]
-
-        origin, rotation = pose(link)
-        jac = np.zeros((6, len(movable)))
-        chain, current = set(), link
-        while current >= 0:
-            chain.add(current)
-            current = record.infos[current].parent_index
-        for column, joint in enumerate(movable):
-            if joint not in chain:
-                continue
-            point, frame = pose(joint)
-            axis = frame @ np.asarray(record.infos[joint].axis)
-            if record.infos[joint].type == "prismatic":
-                jac[:3, column] = axis
-            else:
-                (ax, ay, az), (rx, ry, rz) = axis, origin - point
-                jac[:3, column] = (ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx)
-                jac[3:, column] = axis
-        return origin, rotation, jac
-
-    def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
-        """Geometric Jacobian of the link frame origin over the movable joints at ``positions``."""
-        return self._fk_jacobian(self._body(body), link, np.asarray(positions, float))[2]
-
-    def inverse_kinematics(self, body: int, link: int, position, orientation, lower, upper, rest,
-                           max_iterations: int = 20, threshold: float = 1e-4) -> np.ndarray:
-        """Damped-least-squares IK from the current joints with a null-space pull to ``rest``."""
-        record = self._body(body)
-        movable = [j.index for j in record.infos if j.type != "fixed"]
-        start = self.get_joint_states(body, movable)[0]
-        return dls_inverse_kinematics(lambda q: self._fk_jacobian(record, link, q), start, position,
-                                      orientation, lower, upper, rest, max_iterations, threshold)
-
-    def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
-        """Collision shapes of a link in world coordinates."""
-        record = self._body(body)
-        pose = record.links[link + 1].entity_pose
-        origin, rotation = np.asarray(pose.p, float), _rotation(pose.q)
-        shapes = []
-        for geom in record.shapes[link + 1]:
-            dims: tuple[float, ...] = geom.mesh_scale
-            if geom.kind == "box":
-                dims = tuple(geom.size)
-            elif geom.kind == "cylinder":
-                dims = (geom.size[0], 2.0 * geom.size[1])
-            elif geom.kind == "sphere":
-                dims = (geom.size[0],)
-            world = rotation @ _rotation(geom.quat)
-            shapes.append(CollisionShape(geom.kind, dims, origin + rotation @ np.asarray(geom.pos),
-                                         _xyzw(_matrix_quat(world))))
-        return shapes
-
     # snapshots -----------------------------------------------------------------------
     def save_state(self) -> int:
         """``PhysxCpuSystem.pack()``: poses and velocities of every body and articulation."""
@@ -683,51 +416,24 @@ class SapienBackend:
 
     # rendering -----------------------------------------------------------------------
     def render(self, camera: CameraSpec, depth: bool = False) -> RenderResult:
-        """SAPIEN renders through Vulkan; without a device this raises and says what renders here."""
+        """RGB (and metric depth and per-pixel body handles) through SAPIEN's Vulkan renderer.
+
+        Raises:
+            BackendError: This machine has no Vulkan device (the message says which backend
+                renders here).
+        """
         problem = sapien_render_problem()
-        if problem is not None:
-            raise BackendError(
-                f"SAPIEN cannot render on this machine: its renderer needs a Vulkan GPU device "
-                f"({problem}); physics runs without it. Render with backend='mujoco' (offscreen "
-                "OpenGL, MUJOCO_GL=egl/osmesa) or backend='pybullet' (CPU tiny renderer)"
-            )
-        raise BackendError(
-            "a Vulkan device exists, but simjudge's SAPIEN backend builds physics-only scenes; "
-            "render with backend='mujoco' or 'pybullet'"
-        )
+        if problem is not None or not self._renders:
+            raise render_unavailable(problem or "no render system in this scene")
+        if self._cameras is None:
+            self._cameras = SapienCameras(self._scene)
+        return self._cameras.render(camera, depth, _matrix_quat, self._entity_owner)
 
+    def _entity_owner(self) -> dict[int, int]:
+        """Entity ``per_scene_id`` -> body handle, for the segmentation picture."""
+        owner: dict[int, int] = {}
+        for record in self._bodies.values():
+            for component in record.links:
+                owner[int(component.entity.per_scene_id)] = record.handle
+        return owner
 
-def _component_of(body) -> Any:
-    return body
-
-
-def _infos(model: UrdfModel) -> list[JointInfo]:
-    return [
-        JointInfo(index=j.child, name=j.name, type=j.type, link_name=model.links[j.child + 1].name,  # type: ignore[arg-type]
-                  parent_index=j.parent, lower=j.lower, upper=j.upper, max_force=j.effort,
-                  max_velocity=j.velocity, damping=j.damping, friction=j.friction, axis=j.axis)
-        for j in model.joints
-    ]
-
-
-def _set_inertia(builder, link, sapien) -> None:
-    """Mass, centre of mass and principal inertia of a link."""
-    from .mjcf import _link_frame_inertia
-
-    mass = max(link.mass, 1e-4)
-    ixx, iyy, izz, ixy, ixz, iyz = _link_frame_inertia(link) if link.mass > 0 else (1e-6,) * 3 + (0.0,) * 3
-    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    values, vectors = np.linalg.eigh(tensor)
-    if np.linalg.det(vectors) < 0:
-        vectors[:, 0] = -vectors[:, 0]
-    builder.set_mass_and_inertia(mass, sapien.Pose(link.com, _matrix_quat(vectors)), np.maximum(values, 1e-7))
-
-
-def _xyzw(wxyz) -> np.ndarray:
-    w, x, y, z = (float(v) for v in wxyz)
-    return np.array([x, y, z, w])
-
-
-def _wxyz(xyzw) -> np.ndarray:
-    x, y, z, w = (float(v) for v in xyzw)
-    return np.array([w, x, y, z])

@@ -1,0 +1,253 @@
+"""Contacts, closest points, suction welds, collision filters and kinematics of the SAPIEN backend.
+
+A mixin of :class:`~simjudge.envs.backends.sapien_backend.SapienBackend`, kept apart so
+each module stays readable: the backend owns the scene and the body records, this reads
+contacts and geometry from them, holds the suction drives and computes Jacobians and IK.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import BackendError, CollisionShape, Contact
+from .kinematics import dls_inverse_kinematics
+from .sapien_body import SapienBody as _Body
+from .sapien_body import component_of as _component_of
+from .sapien_body import matrix_quat as _matrix_quat
+from .sapien_body import rotation as _rotation
+from .sapien_body import xyzw as _xyzw
+from .sapien_geometry import LinkGeometry, fcl_distance, geometry_for
+
+__all__ = ["SapienQueries", "WELD_DAMPING", "WELD_STIFFNESS"]
+
+WELD_STIFFNESS = 1e5
+"""Stiffness of the suction drive (N/m, and N·m/rad for the slerp drive)."""
+WELD_DAMPING = 2e3
+"""Damping of the suction drive."""
+_WELD_STIFFNESS, _WELD_DAMPING = WELD_STIFFNESS, WELD_DAMPING
+
+
+class SapienQueries:
+    """Queries, welds and kinematics over a SAPIEN scene (mixed into the backend)."""
+
+    timestep: float
+    _sapien: Any
+    _scene: Any
+    _component_owner: dict[int, tuple[int, int]]
+    _drives: dict[int, tuple[Any, ...]]
+    _next: dict[str, int]
+
+    def _body(self, body: int) -> _Body:  # pragma: no cover - provided by the backend
+        raise NotImplementedError
+
+    def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+        """Provided by the backend."""
+        raise NotImplementedError
+
+    def get_joint_states(self, body: int, joints: list[int]) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+        """Provided by the backend."""
+        raise NotImplementedError
+
+    # contacts and queries -------------------------------------------------------------
+    def contacts(self, body_a: int, body_b: int | None = None, link_a: int | None = None) -> list[Contact]:
+        """Contacts of the last step that involve ``body_a``."""
+        self._body(body_a)
+        owner = self._component_owner
+        found = []
+        for contact in self._scene.physx_system.get_contacts():
+            first, second = owner.get(id(contact.bodies[0])), owner.get(id(contact.bodies[1]))
+            if first is None or second is None:
+                first = owner.get(id(_component_of(contact.bodies[0])))
+                second = owner.get(id(_component_of(contact.bodies[1])))
+            if first is None or second is None:
+                continue
+            sign = 1.0
+            if first[0] != body_a:
+                if second[0] != body_a:
+                    continue
+                first, second, sign = second, first, -1.0
+            if (body_b is not None and second[0] != body_b) or (link_a is not None and first[1] != link_a):
+                continue
+            for point in contact.points:
+                normal = np.asarray(point.normal, float) * sign  # PhysX: from the second body to the first
+                force = float(np.linalg.norm(point.impulse)) / self.timestep
+                position = np.asarray(point.position, float)
+                found.append(Contact(first[0], first[1], second[0], second[1], position,
+                                     position - normal * float(point.separation), normal,
+                                     float(point.separation), force))
+        return found
+
+    def _geometry(self, record: _Body, link: int) -> LinkGeometry | None:
+        index = link + 1
+        if not record.shapes[index]:
+            return None
+        geometry = record.geometry[index]
+        if geometry is None:
+            geometry = record.geometry[index] = geometry_for(record.shapes[index])
+        pose = record.links[index].entity_pose
+        geometry.place(np.asarray(pose.p, float), _rotation(pose.q))
+        return geometry
+
+    def closest_points(self, body_a: int, body_b: int, max_distance: float,
+                       link_a: int | None = None, link_b: int | None = None) -> list[Contact]:
+        """Shape pairs closer than ``max_distance`` (FCL on the PhysX shapes)."""
+        record_a, record_b = self._body(body_a), self._body(body_b)
+        links_a = range(-1, len(record_a.links) - 1) if link_a is None else [link_a]
+        links_b = range(-1, len(record_b.links) - 1) if link_b is None else [link_b]
+        found = []
+        for la in links_a:
+            for lb in links_b:
+                if body_a == body_b and la == lb:
+                    continue
+                lo_a, hi_a = self.get_aabb(body_a, la)
+                lo_b, hi_b = self.get_aabb(body_b, lb)
+                if np.any(lo_a > hi_b + max_distance) or np.any(lo_b > hi_a + max_distance):
+                    continue
+                geo_a, geo_b = self._geometry(record_a, la), self._geometry(record_b, lb)
+                if geo_a is None or geo_b is None:
+                    continue
+                for obj_a in geo_a.objects:
+                    for obj_b in geo_b.objects:
+                        distance, pa, pb = fcl_distance(obj_a, obj_b)
+                        if distance < max_distance:
+                            gap = pa - pb
+                            norm = float(np.linalg.norm(gap))
+                            normal = gap / norm * (1.0 if distance >= 0 else -1.0) if norm > 1e-12 else np.array([0.0, 0, 1])
+                            found.append(Contact(body_a, la, body_b, lb, pa, pb, normal, distance, 0.0))
+        return found
+
+    def update_collisions(self) -> None:
+        """Nothing to do: queries read the current poses."""
+
+    def create_fixed_constraint(self, parent_body: int, parent_link: int, child_body: int, child_link: int,
+                                max_force: float = 500.0) -> int:
+        """A stiff 6-DoF drive holding the current relative pose, force- and torque-limited.
+
+        PhysX drives move their child body, so a static child (a part of the world)
+        swaps roles with the parent; the held relation is the same.
+        """
+        parent = self._body(parent_body).links[parent_link + 1]
+        child = self._body(child_body).links[child_link + 1]
+        if not isinstance(child, self._sapien.physx.PhysxRigidBodyComponent):
+            parent, child = child, parent
+        relative = parent.entity_pose.inv() * child.entity_pose
+        drive = self._scene.create_drive(parent, relative, child, self._sapien.Pose())
+        for axis in ("x", "y", "z"):
+            getattr(drive, f"set_drive_property_{axis}")(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
+        drive.set_drive_property_slerp(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
+        handle = self._next["constraint"]
+        self._next["constraint"] += 1
+        self._drives[handle] = (drive, child.entity, parent, child, float(max_force))
+        return handle
+
+    def _bound_welds(self) -> None:
+        """Let an overloaded weld slip: it re-anchors where the held link is now.
+
+        The drive's force is capped at ``max_force``, but the arm here is weaker than
+        PyBullet's, so a capped drive alone can hold a part the arm cannot pull free;
+        as in the MuJoCo backend, a weld whose spring force (stretch × stiffness) passes
+        the bound re-anchors at the current relative pose, the drift accumulates, and
+        the robot's release rule (3 cm from the grasp pose) lets go.
+        """
+        for drive, _, parent, child, max_force in self._drives.values():
+            relative = parent.entity_pose.inv() * child.entity_pose
+            stretch = float(np.linalg.norm(np.asarray(relative.p) - np.asarray(drive.pose_in_parent.p)))
+            if stretch * _WELD_STIFFNESS > max_force:
+                drive.set_pose_in_parent(relative)
+
+    def remove_constraint(self, constraint: int) -> None:
+        """Remove a suction drive (and wake what it held)."""
+        entry = self._drives.pop(constraint, None)
+        if entry is None:
+            raise BackendError(f"no constraint {constraint} in this SAPIEN world")
+        drive, entity = entry[0], entry[1]
+        entity.remove_component(drive)
+        for component in entry[2:4]:
+            if hasattr(component, "wake_up"):
+                component.wake_up()
+
+    def set_collision_between(self, body_a: int, link_a: int, body_b: int, link_b: int, enabled: bool) -> None:
+        """Disable collision between two links with a shared "ignore" bit (SAPIEN collision group 2)."""
+        if enabled:
+            return
+        bit = 1 << (self._next["group"] % 32)
+        self._next["group"] += 1
+        for body, link in ((body_a, link_a), (body_b, link_b)):
+            for shape in self._body(body).links[link + 1].collision_shapes:
+                groups = list(shape.get_collision_groups())
+                groups[2] |= bit
+                shape.set_collision_groups(groups)
+
+    # kinematics ---------------------------------------------------------------------
+    def _fk_jacobian(self, record: _Body, link: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Link origin, rotation and geometric Jacobian at the movable joints' ``positions``."""
+        if record.pinocchio is None:
+            record.pinocchio = record.articulation.create_pinocchio_model()
+        movable = [j.index for j in record.infos if j.type != "fixed"]
+        qpos = np.asarray(record.articulation.get_qpos(), float).copy()
+        for joint, value in zip(movable, positions, strict=True):
+            qpos[record.dof[joint]] = value
+        model = record.pinocchio
+        model.compute_forward_kinematics(qpos)
+        root = record.articulation.root_pose  # Pinocchio's poses are in the root link frame
+        root_pos, root_rot = np.asarray(root.p, float), _rotation(root.q)
+        poses = {}
+
+        def pose(i: int):
+            if i not in poses:
+                p = model.get_link_pose(record.art_link[i + 1])
+                poses[i] = (root_pos + root_rot @ np.asarray(p.p, float), root_rot @ _rotation(p.q))
+            return poses[i]
+
+        origin, rotation = pose(link)
+        jac = np.zeros((6, len(movable)))
+        chain, current = set(), link
+        while current >= 0:
+            chain.add(current)
+            current = record.infos[current].parent_index
+        for column, joint in enumerate(movable):
+            if joint not in chain:
+                continue
+            point, frame = pose(joint)
+            axis = frame @ np.asarray(record.infos[joint].axis)
+            if record.infos[joint].type == "prismatic":
+                jac[:3, column] = axis
+            else:
+                (ax, ay, az), (rx, ry, rz) = axis, origin - point
+                jac[:3, column] = (ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx)
+                jac[3:, column] = axis
+        return origin, rotation, jac
+
+    def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
+        """Geometric Jacobian of the link frame origin over the movable joints at ``positions``."""
+        return self._fk_jacobian(self._body(body), link, np.asarray(positions, float))[2]
+
+    def inverse_kinematics(self, body: int, link: int, position, orientation, lower, upper, rest,
+                           max_iterations: int = 20, threshold: float = 1e-4) -> np.ndarray:
+        """Damped-least-squares IK from the current joints with a null-space pull to ``rest``."""
+        record = self._body(body)
+        movable = [j.index for j in record.infos if j.type != "fixed"]
+        start = self.get_joint_states(body, movable)[0]
+        return dls_inverse_kinematics(lambda q: self._fk_jacobian(record, link, q), start, position,
+                                      orientation, lower, upper, rest, max_iterations, threshold)
+
+    def collision_shapes(self, body: int, link: int) -> list[CollisionShape]:
+        """Collision shapes of a link in world coordinates."""
+        record = self._body(body)
+        pose = record.links[link + 1].entity_pose
+        origin, rotation = np.asarray(pose.p, float), _rotation(pose.q)
+        shapes = []
+        for geom in record.shapes[link + 1]:
+            dims: tuple[float, ...] = geom.mesh_scale
+            if geom.kind == "box":
+                dims = tuple(geom.size)
+            elif geom.kind == "cylinder":
+                dims = (geom.size[0], 2.0 * geom.size[1])
+            elif geom.kind == "sphere":
+                dims = (geom.size[0],)
+            world = rotation @ _rotation(geom.quat)
+            shapes.append(CollisionShape(geom.kind, dims, origin + rotation @ np.asarray(geom.pos),
+                                         _xyzw(_matrix_quat(world))))
+        return shapes
