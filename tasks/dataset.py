@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from .proposer import TaskRequest
 from .spec import Outcome, RunDir, Solution, atomic_write, read_json, write_json
 
 __all__ = [
+    "EXECUTE_MODULES",
     "PrefixRecord",
     "execute_checkpointed",
     "execute_outcomes",
@@ -52,6 +53,8 @@ __all__ = [
 
 
 ExecuteFn = Callable[[Solution, Path], Outcome]
+EXECUTE_MODULES = ("simjudge.skills.executor", "simjudge.judges.live")
+"""What executing a solution imports: workers load them while the build proposes."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ def failed_outcome(job: Job, reason: str) -> dict[str, Any]:
 
 
 def execute_outcomes(
-    items: Sequence[tuple[str, Solution, Path]],
+    items: Iterable[tuple[str, Solution, Path]],
     execute: ExecuteFn,
     folder: Path,
     executor: Executor | None = None,
@@ -190,11 +193,13 @@ def execute_outcomes(
 ) -> list[Outcome]:
     """Execute ``(key, solution, run_dir)`` items with ``executor`` (default serial).
 
-    Each outcome is written atomically to ``folder/outcomes/<key>.json`` as soon as it is
-    known (recorded ones are read back, not executed again); a failed execution is recorded
-    as a ``failed`` outcome with the reason. Outcomes come back in the order of ``items``.
+    ``items`` may be an iterator (read lazily: each execution starts as soon as its item
+    is made and a worker is free). Each outcome is written atomically to
+    ``folder/outcomes/<key>.json`` as soon as it is known (recorded ones are read back, not
+    executed again); a failed execution is recorded as a ``failed`` outcome with the
+    reason. Outcomes come back in the order of ``items``.
     """
-    jobs = [Job(key, execute, (solution, run_dir)) for key, solution, run_dir in items]
+    jobs = (Job(key, execute, (solution, run_dir)) for key, solution, run_dir in items)
     store = JobStore(Path(folder), results="outcomes", on_failure=failed_outcome)
     if executor is None:
         with SerialExecutor() as serial:
@@ -237,7 +242,9 @@ def build_dataset(
     ``config`` is the calling command's full config (e.g. ``simjudge dataset build``'s),
     recorded in ``config.json``; a resumed build must have the same one (the executor
     settings aside). Every solution of every task is one job of ``executor`` (default:
-    serial); outcomes are the same whichever executor and number of workers ran them.
+    serial); outcomes are the same whichever executor and number of workers ran them. The
+    executor's workers start (and import) while the first task is proposed, and each
+    task's solutions start executing as soon as they are proposed.
     """
     from tqdm import tqdm
 
@@ -249,18 +256,25 @@ def build_dataset(
             "completer": getattr(completer, "name", type(completer).__name__),
             **(config or {})}
     run.prepare(full, resume=True, identity=resume_identity(full))
-    per_task = []
-    for task in tqdm(tasks, desc="propose", disable=not progress):
-        entries = _task_entries(task, proposer, completer, base, completions, seed)
-        per_task.append((task, entries))
+    if executor is not None:  # workers boot and import while the driver proposes
+        executor.prepare(execute, EXECUTE_MODULES)
+    per_task: list[tuple[TaskRequest, list[_Entry]]] = []
     items: dict[str, tuple[str, Solution, Path]] = {}
-    for _, entries in per_task:
-        for entry in entries:
-            sid = _save_solution(folder, entry.solution)
-            items.setdefault(sid, (sid, entry.solution, folder / "runs" / sid))
-    outcomes = dict(zip(items, execute_outcomes(list(items.values()), execute, folder, executor,
-                                                desc="execute", progress=progress),
-                        strict=True))
+
+    def proposed() -> Iterator[tuple[str, Solution, Path]]:
+        """Each task's new solutions, handed to the executor as soon as they are made."""
+        for task in tqdm(tasks, desc="propose", disable=not progress):
+            entries = _task_entries(task, proposer, completer, base, completions, seed)
+            per_task.append((task, entries))
+            for entry in entries:
+                sid = _save_solution(folder, entry.solution)
+                if sid not in items:
+                    items[sid] = (sid, entry.solution, folder / "runs" / sid)
+                    yield items[sid]
+
+    executed = execute_outcomes(proposed(), execute, folder, executor, desc="execute",
+                                progress=progress)
+    outcomes = dict(zip(items, executed, strict=True))
     records: list[PrefixRecord] = []
     summary = []
     for task, entries in per_task:

@@ -14,8 +14,14 @@ time-out) is retried ``retries`` times, then recorded as failed with the reason 
 - ``local``: a pool of worker processes (one per core by default). A worker is a fresh
   ``python`` that imports only the modules of the jobs it is sent (no torch unless a job
   needs it), so it starts in well under a second.
-- ``ray``: Ray tasks (``pip install 'ray>=2'``); a local Ray instance on 127.0.0.1 by
-  default, or an existing cluster with ``ray_address="auto"`` or ``"HOST:PORT"``.
+- ``ray``: long-lived Ray actors, one per worker (``pip install 'ray>=2'``); a local Ray
+  instance on 127.0.0.1 by default, or an existing cluster with ``ray_address="auto"`` or
+  ``"HOST:PORT"``.
+
+``map`` also takes an iterator of jobs and reads it lazily (a job is made when a worker is
+free, so the first jobs run while later ones are still being proposed), and
+:meth:`Executor.prepare` starts and warms the workers for a job function (its modules
+imported, its ``warm_up()`` called, once per worker) without waiting.
 
 Job functions must be importable by reference (module-level functions or picklable
 callable objects such as dataclasses with ``__call__``) for ``local`` and ``ray``.
@@ -145,8 +151,8 @@ class ExecutorOptions:
 
     Attributes:
         executor: ``serial`` (in this process), ``local`` (a process pool on this machine)
-            or ``ray`` (Ray tasks; see ``ray_address``).
-        workers: Parallel workers (none: one per CPU core; with Ray, tasks in flight).
+            or ``ray`` (Ray actors; see ``ray_address``).
+        workers: Parallel workers (none: one per CPU core; with Ray, actors).
         ray_address: Ray cluster to use with ``--executor ray``: ``auto`` (the one ``ray
             start`` made here) or ``HOST:PORT`` of its head (none: a local Ray instance on
             127.0.0.1).

@@ -3,16 +3,19 @@
 Run as a script (``python _worker.py``) it is one worker of the process pool: it reads
 length-prefixed pickled frames on stdin (first ``{"sys_path": [...], "name": ...}``, then
 ``(index, pickled (fn, args, kwargs))``), runs each job with its output captured and
-answers on stdout ``(index, None)`` when it has loaded a job and starts it and ``(index, result dict)`` when
-it ends. It needs only the standard library, so a worker costs a bare interpreter until a
-job's function is unpickled (which imports that function's module and nothing else). It
-dies with its parent (``PR_SET_PDEATHSIG``) and exits when stdin closes.
+answers on stdout ``(index, None)`` when it has loaded a job and starts it and
+``(index, result dict)`` when it ends. A ``("warm", pickled (fn, modules))`` frame asks it
+to get ready for jobs of ``fn`` (:func:`warm_up`) and gets no answer. It needs only the
+standard library, so a worker costs a bare interpreter until a job's function is unpickled
+(which imports that function's module and nothing else). It dies with its parent
+(``PR_SET_PDEATHSIG``) and exits when stdin closes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import pickle
 import signal
@@ -21,7 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 _HEADER = struct.Struct("!Q")
@@ -98,6 +101,38 @@ def ray_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str,
     return {**run_call(fn, args, kwargs), "worker": f"ray pid {os.getpid()}"}
 
 
+def warm_up(fn: Callable[..., Any], modules: Sequence[str] = ()) -> None:
+    """Get this process ready for jobs of ``fn``: import ``modules``, call ``fn.warm_up()``.
+
+    ``fn`` itself is already loaded (unpickling it imported its module). A failure here is
+    ignored (printed to stderr): the job that needs the module reports it as its own error.
+    """
+    try:
+        with captured_output():
+            for name in modules:
+                importlib.import_module(name)
+            hook = getattr(fn, "warm_up", None)
+            if callable(hook):
+                hook()
+    except Exception:
+        traceback.print_exc()
+
+
+class RayWorker:
+    """What one long-lived Ray actor of the ``ray`` executor does (plain Python here)."""
+
+    def warm(self, payload: bytes) -> int:
+        """:func:`warm_up` from a pickled ``(fn, modules)``; returns the pid."""
+        fn, modules = pickle.loads(payload)
+        warm_up(fn, modules)
+        return os.getpid()
+
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+            ) -> dict[str, Any]:
+        """Run one job (:func:`ray_call`)."""
+        return ray_call(fn, args, kwargs)
+
+
 def _die_with_parent() -> None:
     with contextlib.suppress(Exception):
         import ctypes
@@ -120,6 +155,10 @@ def main() -> int:
             index, payload = read_frame(inbox)
         except EOFError:
             return 0
+        if index == "warm":
+            with contextlib.suppress(Exception):
+                warm_up(*pickle.loads(payload))
+            continue
         result = _serve(payload, functools.partial(write_frame, outbox, (index, None)))
         try:
             write_frame(outbox, (index, result))

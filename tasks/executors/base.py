@@ -24,7 +24,7 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -256,6 +256,15 @@ class Executor(ABC):
         """Get ready now (connect to Ray) instead of on the first :meth:`map`; returns self."""
         return self
 
+    def prepare(self, fn: Callable[..., Any], modules: Sequence[str] = ()) -> None:  # noqa: B027
+        """Warm the workers for jobs of ``fn`` without waiting for them (optional hook).
+
+        ``local`` and ``ray`` start every worker now and have each load ``fn`` once
+        (importing its modules), import ``modules`` and call ``fn.warm_up()`` if it has
+        one, while the caller goes on (e.g. proposing the jobs): the jobs that follow find
+        warm workers. Results are the same with or without it; ``serial`` does nothing.
+        """
+
     def close(self) -> None:  # noqa: B027 - optional hook: executors with workers stop them
         """Stop the workers (the executor may start new ones on the next :meth:`map`)."""
 
@@ -271,12 +280,15 @@ class Executor(ABC):
         """Attempts to keep in flight (workers are started lazily, at most one per job)."""
         return self.workers
 
-    def map(self, jobs: Sequence[Job], store: JobStore | None = None, *, desc: str = "jobs",
+    def map(self, jobs: Iterable[Job], store: JobStore | None = None, *, desc: str = "jobs",
             progress: bool = True) -> list[JobResult]:
         """Run ``jobs``; return their results in the same order.
 
         Args:
-            jobs: The jobs (unique keys). Given in seed order, they run in that order.
+            jobs: The jobs (unique keys), a sequence or any iterable: an iterator (e.g. a
+                generator that proposes them) is read lazily, one job whenever a worker is
+                free, so jobs start while later ones are still being made. Given in seed
+                order, they start in that order.
             store: Where results and logs are written; jobs already recorded there are not
                 run again. None: results are only returned (logs are dropped).
             desc: Progress bar label.
@@ -285,44 +297,67 @@ class Executor(ABC):
         Returns:
             One :class:`JobResult` per job, in the order of ``jobs``.
         """
-        keys = [job.key for job in jobs]
-        if len(set(keys)) != len(keys):
-            dup = sorted({k for k in keys if keys.count(k) > 1})
-            raise ExecutorError(f"job keys must be unique within one map; repeated: {dup}")
-        results: list[JobResult | None] = [store.load(k) if store else None for k in keys]
-        todo = [i for i, r in enumerate(results) if r is None]
+        if isinstance(jobs, Sequence):
+            keys = [job.key for job in jobs]
+            if len(set(keys)) != len(keys):
+                dup = sorted({k for k in keys if keys.count(k) > 1})
+                raise ExecutorError(f"job keys must be unique within one map; repeated: {dup}")
         from tqdm import tqdm
 
-        bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc=desc,
+        bar = tqdm(total=len(jobs) if isinstance(jobs, Sized) else None, desc=desc,
                    disable=not progress, unit="job")
+        results: dict[int, JobResult] = {}
         try:
-            for index, result in self._drive(jobs, todo, store):
+            for index, result in self._drive(iter(jobs), store):
                 results[index] = result
                 bar.update(1)
                 if not result.ok:
-                    bar.set_postfix(failed=sum(1 for r in results if r and not r.ok))
+                    bar.set_postfix(failed=sum(1 for r in results.values() if not r.ok))
         finally:
             bar.close()
-        return [r for r in results if r is not None]
+        return [results[i] for i in range(len(results))]
 
-    def _drive(self, jobs: Sequence[Job], todo: list[int],
-               store: JobStore | None) -> Iterator[tuple[int, JobResult]]:
-        pending = deque(todo)
-        tries = dict.fromkeys(todo, 0)
+    def _drive(self, source: Iterator[Job], store: JobStore | None
+               ) -> Iterator[tuple[int, JobResult]]:
+        """Feed jobs to the workers as they free up; yield each result (resumed ones too)."""
+        jobs: list[Job] = []
+        keys: set[str] = set()
+        ready: deque[int] = deque()  # to run: retries first, then the next job read
+        tries: dict[int, int] = {}
         in_flight = 0
-        while pending or in_flight:
-            while pending and in_flight < self._capacity(len(pending) + in_flight):
-                index = pending.popleft()
-                tries[index] += 1
+        exhausted = False
+        while True:
+            while ready or not exhausted:
+                if not ready:  # read the next job (resumed ones are answered at once)
+                    job = next(source, None)
+                    if job is None:
+                        exhausted = True
+                        break
+                    if job.key in keys:
+                        raise ExecutorError(
+                            f"job keys must be unique within one map; repeated: {job.key!r}")
+                    keys.add(job.key)
+                    jobs.append(job)
+                    done = store.load(job.key) if store is not None else None
+                    if done is not None:
+                        yield len(jobs) - 1, done
+                        continue
+                    ready.append(len(jobs) - 1)
+                if in_flight >= self._capacity(in_flight + 1):
+                    break
+                index = ready.popleft()
+                tries[index] = tries.get(index, 0) + 1
                 self._submit(index, jobs[index])
                 in_flight += 1
+            if not in_flight:
+                return
             index, attempt = self._next_finished()
             in_flight -= 1
             job = jobs[index]
             if store is not None:
                 store.log(job, attempt, tries[index], self.name)
             if attempt.crashed and tries[index] <= self.retries:
-                pending.appendleft(index)  # retried before anything later: seed order holds
+                ready.appendleft(index)  # retried before anything later: seed order holds
                 continue
             if attempt.crashed:  # the same words whichever executor ran it (details: the log)
                 attempt.error = crash_reason(attempt.error, tries[index])

@@ -2,8 +2,10 @@
 
 Each worker is a fresh interpreter running :mod:`._worker` (standard library only), fed one
 job at a time over a pipe, so a worker imports only the modules of the jobs it runs: no
-torch unless a job needs it. Workers start lazily (never more than there are jobs), live
-until :meth:`LocalExecutor.close`, and die with the driver. A worker that dies mid-job
+torch unless a job needs it. Workers start lazily (never more than there are jobs), or all
+at once with :meth:`LocalExecutor.start` or :meth:`LocalExecutor.prepare` (which also has
+each load a job function and its modules while the caller goes on), live until
+:meth:`LocalExecutor.close`, and die with the driver. A worker that dies mid-job
 (segfault, OOM kill, ``kill -9``) or overruns ``job_timeout_s`` is replaced and the job is
 retried; BLAS/OpenMP libraries get one thread per worker unless the environment says
 otherwise.
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +96,25 @@ class LocalExecutor(Executor):
             return worker
         raise RuntimeError("no idle worker: more jobs in flight than workers")  # driver bug
 
+    def start(self) -> LocalExecutor:
+        """Start every worker now (they boot in the background); returns self."""
+        for slot in range(self.workers):
+            worker = self._slots.get(slot)
+            if worker is None or worker.proc.poll() is not None:
+                self._start(slot)
+        return self
+
+    def prepare(self, fn: Callable[..., Any], modules: Sequence[str] = ()) -> None:
+        """Start every worker and have each load ``fn`` and ``modules`` (no waiting)."""
+        payload = _pickled("warm-up", (fn, tuple(modules)))
+        self.start()
+        for worker in self._slots.values():
+            assert worker.proc.stdin is not None
+            try:
+                write_frame(worker.proc.stdin, ("warm", payload))
+            except (BrokenPipeError, OSError):
+                pass  # it died: its reader reports it; the next job starts a new one
+
     def close(self) -> None:
         """Stop every worker (closing its pipe; killed if it does not exit within 5 s)."""
         for worker in self._slots.values():
@@ -113,15 +135,7 @@ class LocalExecutor(Executor):
 
     # -- the Executor hooks --------------------------------------------------------------
     def _submit(self, index: int, job: Job) -> None:
-        try:
-            payload = pickle.dumps((job.fn, job.args, dict(job.kwargs)),
-                                   protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            raise ExecutorError(
-                f"job {job.key!r} cannot be sent to a worker process ({type(exc).__name__}: "
-                f"{exc}); its function and arguments must pickle (a module-level function or "
-                "a callable dataclass, not a closure or lambda), or use --executor serial"
-            ) from exc
+        payload = _pickled(f"job {job.key!r}", (job.fn, job.args, dict(job.kwargs)))
         worker = self._idle_worker()
         worker.busy, worker.started, worker.timed_out = index, time.monotonic(), False
         worker.begun = None
@@ -180,3 +194,15 @@ class LocalExecutor(Executor):
         else:
             why = f"worker exited with code {code}"
         return worker.busy, Attempt(False, None, why, True, "", seconds, worker.label)
+
+
+def _pickled(what: str, obj: Any) -> bytes:
+    """``obj`` pickled for a worker, or the error that says how to make it picklable."""
+    try:
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise ExecutorError(
+            f"{what} cannot be sent to a worker process ({type(exc).__name__}: "
+            f"{exc}); its function and arguments must pickle (a module-level function or "
+            "a callable dataclass, not a closure or lambda), or use --executor serial"
+        ) from exc

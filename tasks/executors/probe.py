@@ -12,10 +12,15 @@ import random
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["crash", "crash_once", "imports", "seeded_sum", "slow_sum", "wait_for_file"]
+__all__ = ["WarmProbe", "crash", "crash_once", "imports", "seeded_sum", "slow_sum",
+           "wait_for_file"]
+
+_WARMED: list[int] = []
+"""Pids of :meth:`WarmProbe.warm_up` calls in this process."""
 
 
 def seeded_sum(n: int, seed: int) -> dict[str, Any]:
@@ -59,7 +64,9 @@ def wait_for_file(pid_file: str, release: str, seed: int, timeout_s: float = 60.
 
     A test kills the process while it waits (a worker killed mid-job).
     """
-    Path(pid_file).write_text(str(os.getpid()))
+    scratch = Path(f"{pid_file}.{os.getpid()}")
+    scratch.write_text(str(os.getpid()))
+    scratch.replace(pid_file)  # atomic: a watcher never reads a half-written pid
     end = time.monotonic() + timeout_s
     while not Path(release).exists():
         if time.monotonic() > end:
@@ -82,3 +89,18 @@ def imports(modules: list[str]) -> dict[str, Any]:
                 rss_kib = int(line.split()[1])
     return {"torch": "torch" in sys.modules, "rss_mib": rss_kib / 1024,
             "import_s": time.perf_counter() - start, "pid": os.getpid()}
+
+
+@dataclass(frozen=True)
+class WarmProbe:
+    """A job function with a ``warm_up`` hook, reporting what its worker had loaded."""
+
+    def warm_up(self) -> None:
+        """Called once per worker by :meth:`~simjudge.tasks.executors.Executor.prepare`."""
+        print("warming up")
+        _WARMED.append(os.getpid())
+
+    def __call__(self, module: str, seed: int) -> dict[str, Any]:
+        """Whether this process was warmed up and had ``module`` loaded before this job."""
+        return {"seed": seed, "warmed": os.getpid() in _WARMED,
+                "loaded": module in sys.modules, "pid": os.getpid()}

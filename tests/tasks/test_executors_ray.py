@@ -21,7 +21,13 @@ import psutil
 import pytest
 
 from simjudge.tasks.executors import Job, JobStore, make_executor
-from simjudge.tasks.executors.probe import crash_once, seeded_sum, slow_sum, wait_for_file
+from simjudge.tasks.executors.probe import (
+    WarmProbe,
+    crash_once,
+    seeded_sum,
+    slow_sum,
+    wait_for_file,
+)
 from tests.tasks.executor_helpers import DRIVER, attempts_logged, run_contents
 
 pytest.importorskip("ray", reason="the ray executor needs `pip install 'ray>=2'` (dev extra)")
@@ -52,6 +58,11 @@ def test_ray_writes_what_serial_writes_retries_a_crash_and_listens_on_loopback(t
         results = executor.map(_jobs(tmp_path), JobStore(tmp_path / "ray"), progress=False)
         ray_pids = {p.pid for p in psutil.Process().children(recursive=True)}
         addresses = _listening_ports(ray_pids)
+        executor.prepare(WarmProbe(), ["ftplib"])  # every actor (the replaced one too)
+        probes = executor.map([Job(f"probe_{s}", WarmProbe(), kwargs={
+            "module": "ftplib", "seed": s}) for s in range(4)], progress=False)
+    assert all(r.value["warmed"] and r.value["loaded"] for r in probes), probes
+    assert len({r.value["pid"] for r in probes}) <= 2, "one long-lived actor per worker"
     assert [r.key for r in results] == [j.key for j in _jobs(tmp_path)]
     assert results[-1].ok and results[-1].attempts == 2  # the segfault was retried
     local = sorted((tmp_path / "local" / "results").iterdir())
