@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
@@ -32,8 +33,14 @@ def versions() -> dict[str, str]:
 
     Returns:
         ``{"python": ..., "platform": ..., "simjudge": ..., "numpy": ..., ...}``; a
-        package that is not installed is left out.
+        package that is not installed is left out. Read once per process (scanning the
+        installed packages costs ~36 ms): each call returns a fresh copy.
     """
+    return dict(_installed_versions())
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_versions() -> dict[str, str]:
     found = {"python": platform.python_version(), "platform": platform.platform(terse=True)}
     for name in CORE_PACKAGES:
         v = package_version(name)
