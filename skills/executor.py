@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -343,8 +344,14 @@ def execute_solution(
 
     The task is **verified independently** of the solution: ``goal`` (the task's own goal,
     never the proposal's success code) is checked at the start, where it must not hold yet
-    (else nothing runs and the outcome is ``trivial_start``), and on the final state. The
-    outcome keeps ``claimed_success`` (every subtask's own success code held) apart from
+    (else nothing runs and the outcome is ``trivial_start``), and over the executed states:
+    one evaluator of the goal sees the reset state, then every subtask's end state in order
+    (resumed subtasks: their saved end states), and the goal facts are its facts after the
+    last one. A memoryless goal (joint, place, all) is thus judged on the final state; a
+    ``sequence`` goal counts its stages only in order, so a final state that undoes an
+    earlier stage (the drawer closed again) still verifies, and stages done in the wrong
+    order do not. ``summary.json`` lists the checked states (``goal_checks``). The outcome
+    keeps ``claimed_success`` (every subtask's own success code held) apart from
     ``verified_success``; only verified success makes ``task_success``.
 
     Args:
@@ -405,6 +412,7 @@ def execute_solution(
         env.reset(seed=seed)
         tracker = JointTracker(env)
         start_facts = _plain_facts(env.evaluate()) if goal is not None else {}
+        checks: list[tuple[str, SimState]] = [("reset", env.get_state())]
         verdicts: list[SubtaskVerdict] = []
         if not start_facts.get("success"):
             runner = _Runner(
@@ -412,9 +420,10 @@ def execute_solution(
             )
             runner.observer, runner.tracker = observer, tracker
             with env.observe_steps(tracker.on_step):
-                verdicts, state = _run_all(runner, run_dir, resume, continue_on_failure, skills)
-            env.set_state(state)
-        goal_facts = _plain_facts(env.evaluate()) if goal is not None else {}
+                verdicts, ends = _run_all(runner, run_dir, resume, continue_on_failure, skills)
+            checks += [(f"end of subtask {v.index} ({v.name})", end)
+                       for v, end in zip(verdicts, ends, strict=True)]
+        goal_facts, goal_checks = _verify_in_order(env, goal, checks)
         joints = tracker.record()
         for v in verdicts:  # resumed subtasks ran in an earlier call: fold in their maxima
             _fold_max(joints["max_joints"], v.details.get("max_joints", {}))
@@ -426,7 +435,35 @@ def execute_solution(
     for key, value in joints.items():
         setattr(outcome, key, value)
     write_results(run_dir, outcome, config, video, env.metadata["render_fps"])
+    summary = run_dir.read_json("summary.json")
+    run_dir.write_json("summary.json", {**summary, "goal_checks": goal_checks})
     return outcome
+
+
+def _verify_in_order(
+    env: SimEnv, goal: Any, checks: Sequence[tuple[str, SimState]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Feed the states, in order, to one evaluator of ``goal``: its last facts, and a record.
+
+    One evaluator sees every state (a ``sequence`` goal counts its stages only in their
+    turn); the env restores each state first (its own evaluator forgets on ``set_state``,
+    this one does not). The env is left on the last state.
+    """
+    env.set_state(checks[-1][1])
+    if goal is None:
+        return {}, []
+    bind = getattr(goal, "bind", None)  # duck-typed goals may only evaluate (memoryless)
+    evaluate = bind(env.view) if bind is not None else partial(goal.evaluate, env.view)
+    facts: dict[str, Any] = {}
+    record: list[dict[str, Any]] = []
+    for label, state in checks:
+        env.set_state(state)
+        facts = _plain_facts(evaluate())
+        entry = {"state": label, "success": bool(facts.get("success"))}
+        if "stages_done" in facts:
+            entry["stages_done"] = int(facts["stages_done"])
+        record.append(entry)
+    return facts, record
 
 
 def _outcome(
@@ -452,11 +489,13 @@ def _outcome(
                   "success does not count; give the task a goal")
     elif verified:
         verdict = "verified" if claimed else "verified_despite_subtasks"
-        reason = "success: the task goal holds on the final state"
+        reason = ("success: the task goal holds, checked in order over the reset state and "
+                  f"{len(verdicts)} subtask end states")
     elif claimed:
         verdict = "claimed_not_verified"
         reason = ("claimed but not verified: every subtask's own success held, but the task "
-                  f"goal does not hold on the final state ({goal_facts})")
+                  "goal does not hold, checked in order over the reset state and "
+                  f"{len(verdicts)} subtask end states (final facts: {goal_facts})")
     else:
         verdict = "failed"
         first = failed[0]
@@ -481,9 +520,13 @@ def _fold_max(into: dict[str, dict[str, float]], other: Mapping[str, Any]) -> No
             into[key] = dict(reading)
 
 
-def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills: Any):
+def _run_all(
+    runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills: Any
+) -> tuple[list[SubtaskVerdict], list[SimState]]:
+    """Run (or resume) the subtasks in order: their verdicts and end states."""
     state = runner.env.get_state()
     verdicts: list[SubtaskVerdict] = []
+    ends: list[SimState] = []
     fresh = False  # once a subtask runs, later ones must run too (their start changed)
     from tqdm import tqdm
 
@@ -500,11 +543,12 @@ def _run_all(runner: _Runner, run_dir: RunDir, resume: bool, go_on: bool, skills
             if skills is not None and verdict.success and verdict.solver != "oracle":
                 skills.add_from_run(run_dir, index, runner.solution, runner.seed)
         verdicts.append(verdict)
+        ends.append(state)
         bar.update(1)
         if not verdict.success and not go_on:
             break
     bar.close()
-    return verdicts, state
+    return verdicts, ends
 
 
 def _task_goal(task: str) -> Any:
