@@ -8,7 +8,10 @@ the microseconds per call of:
   no guards, no limits: the floor, never used for generated code);
 - ``inprocess``: :func:`~simjudge.envs.codegen.compile_success` /
   :func:`~simjudge.envs.codegen.compile_reward` in-process mode (guards, call budget,
-  deadline);
+  deadline), its constant state-API calls resolved into the env's per-step reading;
+- ``unresolved``: the same compiled against the same functions under new identities, so no
+  call is resolved (every call goes through the state-API wrapper, every operator through
+  its guard: what ``inprocess`` did before the resolution);
 - ``subprocess``: the same in a bounded worker process, the view snapshotted per call
   (``--subprocess`` only: it is slower by design).
 
@@ -86,6 +89,11 @@ def per_call_us(fn: Callable[[Any], Any], view: Any, calls: int, clock: Callable
     return 1e6 * (clock() - start) / calls
 
 
+def _forward(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` under a new identity: the compiler resolves only the state API's own functions."""
+    return lambda view, *args: fn(view, *args)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -111,6 +119,7 @@ def main() -> None:
         variants: dict[str, Callable[[Any], Any]] = {
             "plain": plain(source, name),
             "inprocess": compile_fn(source, STATE_API),
+            "unresolved": compile_fn(source, {n: _forward(f) for n, f in STATE_API.items()}),
         }
         workers = []
         if args.subprocess:
@@ -133,7 +142,8 @@ def main() -> None:
             worker.close()
         medians = {label: statistics.median(ts) for label, ts in times.items()}
         print(f"{name}: " + "  ".join(f"{label} {us:.1f} us/call" for label, us in medians.items()))
-        summary.append(f"{name} inprocess/plain: {medians['inprocess'] / medians['plain']:.2f}")
+        summary.append(f"{name} inprocess/plain: {medians['inprocess'] / medians['plain']:.2f}  "
+                       f"unresolved/inprocess: {medians['unresolved'] / medians['inprocess']:.2f}")
     env.close()
     for line in summary:
         print(line)

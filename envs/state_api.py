@@ -129,6 +129,19 @@ class StateView:
                 return objects[folded[0]]
         raise UnknownNameError("object", name, self.object_names())
 
+    def reading_source(self) -> BuiltScene:
+        """The scene behind the view, for the compiler's resolution of constant calls.
+
+        Used by :mod:`simjudge.envs.codegen.resolve` to answer constant state-API calls
+        from the scene's batched per-step reading; generated code never holds the view
+        (it sees an opaque token), so this does not open the scene to it.
+        """
+        return self._scene
+
+    def is_table_top(self, name: object) -> bool:
+        """Whether ``name`` means the table top (RoboGen's ``init_table``) in this scene."""
+        return self._is_table(name)
+
     def canonical_name(self, name: str) -> str:
         """The scene's spelling of an object name (resolved case-insensitively)."""
         return self._object(name).name

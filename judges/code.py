@@ -50,6 +50,9 @@ _NO_VIEW = (
     "{judge} runs generated code on the state view, but the transition has none; wrap a SimEnv"
 )
 _CODE_KINDS = ("reward", "success", "primitive")
+_HOLDS: FastSignal = (1.0, 1.0, SUCCESS_CODE, None)
+_DOES_NOT_HOLD: FastSignal = (0.0, 0.0, UNDECIDED_CODE, None)
+"""A success judge's fast results (immutable, so one tuple of each serves every step)."""
 
 
 def success_part(block: str) -> str:
@@ -165,10 +168,21 @@ class _CodeJudge(Judge):
         self, step: int, view: Any, info: Any, done: bool, transition: Transition | None
     ) -> FastSignal:
         # fast path (Judge.observe_fast): the numbers now, reason and details in _explain
-        result, error = self._run(view)
-        if error:
-            return (self.error_reward, 0.0 if self.provides_potential else None, FAILURE_CODE, error)
-        return self._numbers(result)
+        compiled = self._compiled
+        if compiled is not None and view is not None:  # the per-step case: _run, inlined
+            try:
+                result = compiled(view)
+            except GeneratedCodeError as exc:
+                error = f"runtime error: {type(exc).__name__}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - generated code must never crash a rollout
+                error = f"runtime error: {type(exc).__name__}: {exc}"
+            else:
+                return self._numbers(result)
+        else:
+            result, error = self._run(view)
+            if not error:
+                return self._numbers(result)
+        return (self.error_reward, 0.0 if self.provides_potential else None, FAILURE_CODE, error)
 
     def _numbers(self, result: Any) -> FastSignal:
         raise NotImplementedError  # pragma: no cover
@@ -264,8 +278,12 @@ class CodeSuccessJudge(_CodeJudge):
         return compile_success(source, STATE_API, limits=self.limits, mode=self.mode)
 
     def _numbers(self, result: Any) -> FastSignal:
+        if result is True:
+            return _HOLDS
+        if result is False:
+            return _DOES_NOT_HOLD
         success = bool(result[1] if isinstance(result, tuple) else result)
-        return (1.0, 1.0, SUCCESS_CODE, None) if success else (0.0, 0.0, UNDECIDED_CODE, None)
+        return _HOLDS if success else _DOES_NOT_HOLD
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
         if fast[2] == FAILURE_CODE:

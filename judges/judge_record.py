@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from typing import Any, cast
 
 import gymnasium as gym
@@ -138,7 +139,15 @@ class JudgeRecord(BaseJudgeWrapper):
     def step(self, action):
         """Step the env, record the judge's result, finish the record at episode end."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        fast = self._judge_step(obs, action, reward, terminated, truncated, info)
+        observe = self._lean_observe
+        if observe is not None:  # this wrapper runs the judge, on the fast path (_judge_step)
+            self.step_index = step = self.step_index + 1
+            start = perf_counter()
+            fast = self.last_fast = observe(step, self._view, info, terminated or truncated, None)
+            self._stats.seconds += perf_counter() - start
+            self._signal = None
+        else:
+            fast = self._judge_step(obs, action, reward, terminated, truncated, info)
         # the action as JSON will have it (a copy: callers may reuse their array)
         row_action = action.tolist() if type(action) is np.ndarray else to_jsonable(action)
         self._rows.append((fast, info, row_action, reward, terminated, truncated))

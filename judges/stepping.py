@@ -93,6 +93,8 @@ class BaseJudgeWrapper(gym.Wrapper):
         self.step_index = 0
         self.last_fast: FastSignal | None = None
         self._signal: JudgeSignal | None = None
+        self._lean_observe: Any = None
+        """``judge.observe_fast`` once a reset made the lean step possible, else None."""
 
     @property
     def last_signal(self) -> JudgeSignal | None:
@@ -171,7 +173,10 @@ class BaseJudgeWrapper(gym.Wrapper):
         self.judge.reset(self.context)
         self._stats = self.judge.stats["observe"]
         transition = self._transition(0, obs, info) if self._needs_transition else None
-        return self._observe(0, info, False, transition)
+        fast = self._observe(0, info, False, transition)
+        # steps without a leader or a transition take the lean path (see JudgeRecord.step)
+        self._lean_observe = None if self._needs_transition else self.judge.observe_fast
+        return fast
 
     def _judge_step(
         self,

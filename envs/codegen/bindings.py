@@ -209,6 +209,8 @@ def primitive_wrapper(name: str) -> Callable[..., Any]:
 
 def to_float(value: Any, line: int | None) -> float:
     """The reward as a finite float (size-1 arrays and numpy scalars accepted)."""
+    if type(value) is float and math.isfinite(value):
+        return value
     if isinstance(value, np.ndarray):
         if value.size != 1:
             raise InvalidOutputError(
@@ -234,6 +236,8 @@ def to_float(value: Any, line: int | None) -> float:
 
 def to_bool(value: Any, line: int | None, what: str = "success") -> bool:
     """``success`` as a bool (size-1 arrays and numpy bools accepted)."""
+    if value is True or value is False:
+        return value
     if value is None:
         raise MissingOutputError(f"{what} is None; it must be True or False", line)
     if isinstance(value, np.ndarray):

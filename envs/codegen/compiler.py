@@ -15,6 +15,15 @@ holds guarded builtins, ``np``, ``math``, the state API wrappers and ``self``, a
 opaque token standing for the caller's view; outputs are converted (reward to a finite
 float, success to a bool).
 
+Constant state-API calls (``get_joint_state(self, "Drawer", "joint_0")``) in the entry of
+loop-free code are resolved once per view (:mod:`~simjudge.envs.codegen.resolve`): into reads
+of the env's batched per-step reading, or constants (joint limits); the operators on their
+results run unguarded where the operand types are known (:mod:`~simjudge.envs.codegen.typed`),
+and an entry that then names nothing but resolved readings runs without a
+:class:`~.runtime.RunState` (only the deadline is checked, see :func:`~.runtime.lean_call`).
+Each call of a loaded, loop-free entry takes that lean path; results and errors are those of
+the unresolved code (``tests/envs/codegen_fast``).
+
 The state API functions are called as ``f(view, *args)``: the token is swapped for
 the view the caller passed, and returned arrays are copied, so generated code can
 neither reach the view nor mutate state through results. State API functions must
@@ -25,9 +34,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from types import CodeType
 from typing import Any, Literal, Self
 
+from ..state_api import StateView
 from . import policy
 from .bindings import api_wrapper, primitive_wrapper, to_bool, to_float
 from .checker import Analysis, analyze
@@ -39,10 +50,20 @@ from .errors import (
 )
 from .namespace import SAFE_BUILTINS, SAFE_MATH, SAFE_NUMPY, guard_helpers
 from .policy import SAFE_BUILTIN_NAMES
-from .runtime import UNTRACED_CALL_FANOUT, ExecutionLimits, RunState, StateToken, execute
+from .resolve import ConstantCall, bind_calls, rewrite_constant_calls
+from .runtime import (
+    UNTRACED_CALL_FANOUT,
+    ExecutionLimits,
+    RunState,
+    StateToken,
+    execute,
+    lean_call,
+)
 from .sandbox import SandboxWorker
+from .shapes import BLOCK_FUNCTION, block_as_function, pure_module, reads_only, wrappable_block
 from .syntax import Kind
 from .transform import compile_guarded, looping_code_objects
+from .typed import SLOT_TYPES, drop_known_guards
 
 __all__ = [
     "CompiledBlock",
@@ -112,14 +133,36 @@ class CompiledCode:
         self.primitives_used = analysis.primitives_used
         self.last_output = ""
         tree = ast.parse(source, filename="<generated>")
-        self._block_function = self.kind == "success" and self.entry is None and _wrappable_block(
+        self._block_function = self.kind == "success" and self.entry is None and wrappable_block(
             tree, set(SAFE_BUILTIN_NAMES) | set(self._api) | {"np", "math", "self"}
         )
         if self._block_function:
-            tree = _block_as_function(tree)
+            tree = block_as_function(tree)
+        loads_once = self._block_function or (
+            self.entry is not None and pure_module(analysis.tree)
+        )
+        entry_name = BLOCK_FUNCTION if self._block_function else self.entry
+        resolved_tree, calls = (
+            rewrite_constant_calls(tree, entry_name, self._api)
+            if loads_once and entry_name is not None else (tree, ())
+        )
         self._code: CodeType = compile_guarded(tree)
         self._looping = looping_code_objects(self._code)
         self.traced = bool(self._looping) or analysis.fanout > UNTRACED_CALL_FANOUT
+        self.constant_calls: tuple[ConstantCall, ...] = () if self.traced else calls
+        """Constant state-API calls answered from the view's per-step reading (see resolve)."""
+        self._resolved_code: CodeType | None = None
+        """Constant calls resolved, guards of known types dropped (see _bind)."""
+        if self.constant_calls:
+            assert entry_name is not None, "calls are only resolved in an entry function"
+            types = {c.slot: SLOT_TYPES[c.name] for c in calls if c.name in SLOT_TYPES}
+            self._resolved_code = compile_guarded(
+                resolved_tree, partial(drop_known_guards, entry=entry_name, slots=types)
+            )
+        self._reads_only = self._resolved_code is not None and reads_only(
+            self._resolved_code, entry_name, {c.slot for c in calls}
+        )
+        self._bound: tuple[object, Callable[[], Any] | None, Any] | None = None
         self._token = StateToken()
         self._runs: list[RunState] = []
         self._return_line: int | None = None
@@ -142,19 +185,21 @@ class CompiledCode:
         base["__sj_missing"] = _MISSING
         self._entry_call: Callable[[], Any] | None = None
         if self._block_function:
-            self._entry_name, self._entry_takes_self = _BLOCK_FUNCTION, True
-            self._entry_call = self._load_once()
-        elif self.entry is not None and _pure_module(analysis.tree):
-            self._entry_call = self._load_once()
+            self._entry_name, self._entry_takes_self = BLOCK_FUNCTION, True
+        if loads_once:
+            self._entry_call = self._load_once(self._code, dict(self._base))
+        self._unresolved = {
+            call.slot: partial(base[call.name], self._token, *call.args)
+            for call in self.constant_calls
+        }
 
-    def _load_once(self) -> Callable[[], Any] | None:
+    def _load_once(self, code: CodeType, namespace: dict[str, Any]) -> Callable[[], Any] | None:
         """Run a pure module once; return a call of its entry (None if it failed)."""
-        namespace = dict(self._base)
         run = RunState(self.limits, looping=self._looping, token=self._token,
                        traced=self.traced)
 
         def load() -> None:
-            exec(self._code, namespace)  # noqa: S102 - checked, guarded and traced code
+            exec(code, namespace)  # noqa: S102 - checked, guarded and traced code
 
         try:
             execute(run, load)
@@ -162,25 +207,53 @@ class CompiledCode:
             return None  # reported on every call, as for impure modules
         assert self._entry_name is not None
         function = namespace[self._entry_name]
-        token = self._token
         if self._entry_takes_self:
-            return lambda: function(token)
+            return partial(function, self._token)
         return function
+
+    def _bind(self, view: object) -> tuple[object, Callable[[], Any] | None, Any]:
+        """``(view, entry, lean call)``, kept until another view comes (see the module doc).
+
+        With constant calls and a live state view, the module runs once more in a namespace
+        whose slots read the view's per-step reading (:func:`~.resolve.bind_calls`).
+        """
+        entry, needs_run = self._entry_call, True
+        if self._resolved_code is not None and type(view) is StateView:
+            namespace = dict(self._base)
+            readers = bind_calls(view, self.constant_calls, self._unresolved)
+            namespace.update(readers)
+            resolved = self._load_once(self._resolved_code, namespace)
+            if resolved is not None:
+                entry = resolved
+                needs_run = not self._reads_only or any(
+                    readers[slot] is fallback for slot, fallback in self._unresolved.items()
+                )
+        lean = None
+        if entry is not None and not self.traced:
+            lean = lean_call(self, entry, self._runs, self._token, self._looping, needs_run)
+        bound = self._bound = (view, entry, lean)
+        return bound
 
     def _execute(
         self, view: object, primitives: Mapping[str, Callable[..., Any]] | None = None
-    ) -> tuple[Any, dict[str, Any] | None, RunState]:
-        """Run the code once; return the entry's result, the namespace and the run.
+    ) -> tuple[Any, dict[str, Any] | None, int | None]:
+        """Run the code once; return the entry's result, the namespace and the return line.
 
-        The namespace is None when the module was loaded once (function mode).
+        The namespace is None when the module was loaded once (function mode); the line is
+        the one of the entry's return statement, when known.
         """
+        bound = self._bound
+        if bound is None or bound[0] is not view:
+            bound = self._bind(view)
+        if bound[2] is not None and primitives is None:
+            return bound[2](view), None, self._return_line
         runs = self._runs
         run = runs.pop() if runs else RunState(
             self.limits, looping=self._looping, token=self._token, traced=self.traced
         )
         run.begin(view, primitives)
         namespace: dict[str, Any] | None = None
-        body = self._entry_call
+        body = bound[1]
         if body is None:
             namespace = scope = dict(self._base)
 
@@ -197,9 +270,8 @@ class CompiledCode:
             self.last_output = "".join(run.output) if run.output else ""
             run.view, run.primitives = None, {}
             runs.append(run)
-        if run.return_line is None:
-            run.return_line = self._return_line
-        return result, namespace, run
+        line = run.return_line
+        return result, namespace, self._return_line if line is None else line
 
     def __repr__(self) -> str:
         where = f"entry={self.entry!r}" if self.entry else "block"
@@ -248,10 +320,13 @@ class CompiledReward(_Evaluator):
 
     def __call__(self, view: object) -> tuple[float, bool]:
         """Evaluate the reward on ``view``; raises a :class:`GeneratedCodeError` on failure."""
-        if self._worker is not None:
+        bound = self._bound
+        if bound is not None and bound[0] is view and bound[2] is not None:
+            result, line = bound[2](view), self._return_line  # the lean path
+        elif self._worker is not None:
             return self._worker.call(view)
-        result, _, run = self._execute(view)
-        line = run.return_line
+        else:
+            result, _, line = self._execute(view)
         if result is None:
             raise MissingOutputError(
                 f"'{self.entry}' returned None; end it with `return reward, success`", line
@@ -276,10 +351,16 @@ class CompiledSuccess(_Evaluator):
 
     def __call__(self, view: object) -> bool:
         """Evaluate the condition on ``view``; raises a :class:`GeneratedCodeError` on failure."""
-        if self._worker is not None:
+        bound = self._bound
+        if bound is not None and bound[0] is view and bound[2] is not None:
+            result, namespace, line = bound[2](view), None, self._return_line  # the lean path
+        elif self._worker is not None:
             return self._worker.call(view)
-        result, namespace, run = self._execute(view)
+        else:
+            result, namespace, line = self._execute(view)
         if self._block_function and namespace is None:
+            if result is True or result is False:
+                return result
             if result is _MISSING:
                 raise MissingOutputError("the code never assigned `success`")
             return to_bool(result, None)
@@ -290,9 +371,9 @@ class CompiledSuccess(_Evaluator):
             return to_bool(namespace["success"], None)
         if result is None:
             raise MissingOutputError(
-                f"'{self.entry}' returned None; end it with `return success`", run.return_line
+                f"'{self.entry}' returned None; end it with `return success`", line
             )
-        return to_bool(result, run.return_line)
+        return to_bool(result, line)
 
 
 class CompiledBlock(CompiledCode):
@@ -410,41 +491,6 @@ def compile_primitive_block(
     )
 
 
-_IMMUTABLE_EXPR = (
-    ast.Constant, ast.Tuple, ast.Name, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.BoolOp,
-    ast.Compare, ast.IfExp, ast.Subscript, ast.Slice, ast.JoinedStr, ast.FormattedValue,
-    ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop,
-)
-
-
-def _pure_module(tree: ast.Module) -> bool:
-    """Whether the top level only defines functions and immutable constants.
-
-    Such a module can run once at compile time: its values (numbers, strings, tuples of
-    them, results of guarded operators on them) cannot be changed by later calls, so
-    no state survives from one call to the next. Any call, list, dict or set display at
-    the top level makes it impure (it then runs afresh on every call).
-    """
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef):
-            if any(not isinstance(n, _IMMUTABLE_EXPR) for d in stmt.args.defaults
-                   for n in ast.walk(d)):
-                return False
-            continue
-        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.Expr):
-            value = stmt.value
-            if value is None or not all(isinstance(n, _IMMUTABLE_EXPR) for n in ast.walk(value)):
-                return False
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else (
-                [stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
-            if not all(isinstance(n, ast.Name | ast.Tuple | ast.expr_context)
-                       for t in targets for n in ast.walk(t)):
-                return False
-            continue
-        return False
-    return True
-
-
 def _static_api_functions() -> tuple[Callable[..., Any], ...]:
     """State API functions whose answer depends only on the scene (cached per view)."""
     from ..state_api import get_joint_limit
@@ -454,40 +500,4 @@ def _static_api_functions() -> tuple[Callable[..., Any], ...]:
 
 _MISSING = object()
 """Value of ``success`` in a block compiled as a function until the block assigns it."""
-_BLOCK_FUNCTION = "__sj_block"
 
-
-def _wrappable_block(tree: ast.Module, namespace: set[str]) -> bool:
-    """Whether a success block can run as the body of a function.
-
-    It must be plain statements (no function definitions) that bind no name the
-    namespace already provides (a local would shadow it from the block's first line).
-    """
-    if any(isinstance(stmt, ast.FunctionDef) for stmt in tree.body):
-        return False
-    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not
-             isinstance(n.ctx, ast.Load)}
-    return not bound & namespace
-
-
-def _block_as_function(tree: ast.Module) -> ast.Module:
-    """``<block>`` -> ``def __sj_block(self): success = __sj_missing; <block>; return success``.
-
-    The block then runs with fast locals and is compiled once; a path that never assigns
-    ``success`` returns the marker, reported as a missing output.
-    """
-    line = tree.body[0].lineno if tree.body else 1
-    start = ast.parse("success = __sj_missing").body
-    end = ast.parse("return success").body
-    for stmt in (*start, *end):
-        for node in ast.walk(stmt):
-            if hasattr(node, "lineno"):
-                node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
-                node.col_offset = node.end_col_offset = 0  # type: ignore[attr-defined]
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")], kwonlyargs=[],
-                         kw_defaults=[], defaults=[])
-    function = ast.FunctionDef(name=_BLOCK_FUNCTION, args=args, body=[*start, *tree.body, *end],
-                               decorator_list=[], returns=None, type_comment=None)
-    ast.copy_location(function, tree.body[0] if tree.body else start[0])
-    module = ast.Module(body=[function], type_ignores=[])
-    return ast.fix_missing_locations(module)

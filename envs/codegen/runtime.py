@@ -64,6 +64,7 @@ __all__ = [
     "current_run",
     "execute",
     "generated_line",
+    "lean_call",
 ]
 
 GENERATED_FILENAME = "<simjudge-generated>"
@@ -162,6 +163,7 @@ class RunState:
         self.traced = bool(looping) if traced is None else traced
         self.token = token if token is not None else StateToken()
         self._mem_limit_kb = limits.max_memory_mb * 1024
+        self.output: list[str] = []
         self.begin(view, primitives)
 
     def begin(
@@ -169,14 +171,13 @@ class RunState:
     ) -> None:
         """Reset the counters and start the clock for a call on ``view``."""
         self.view = view
-        self.primitives: Mapping[str, Callable[..., Any]] = primitives or {}
-        self.deadline = time.perf_counter() + self.limits.time_limit_s
-        self.steps = 0
-        self.calls = 0
-        self.depth = 0
+        self.primitives: Mapping[str, Callable[..., Any]] = primitives or _NO_PRIMITIVES
+        self.deadline = _clock() + self.limits.time_limit_s
+        self.steps = self.calls = self.depth = 0
         self.paused = False
         self.return_line: int | None = None
-        self.output: list[str] = []
+        if self.output:  # a fresh list only after something was printed
+            self.output = []
         self._output_chars = 0
         self._noted = 0.0
         self._mem_base_kb: float | None = _rss_kb() if self.traced else None
@@ -191,10 +192,7 @@ class RunState:
                 "loops that never end or do far more work than a reward needs"
             )
         if time.perf_counter() > self.deadline:
-            raise CodeTimeoutError(
-                f"the code ran longer than the time limit of {self.limits.time_limit_s:g} s; "
-                "check for infinite loops (e.g. a `while` condition that never becomes False)"
-            )
+            raise _late(self.limits)
 
     def check_memory(self) -> None:
         """Raise if resident memory grew more than allowed during this call."""
@@ -287,6 +285,8 @@ class RunState:
 
 
 _tls = threading.local()
+_clock = time.perf_counter
+_NO_PRIMITIVES: Mapping[str, Callable[..., Any]] = {}
 
 
 def current_run() -> RunState:
@@ -315,38 +315,123 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
             generated code where it happened.
     """
     previous_run = getattr(_tls, "run", None)
-    previous_trace = sys.gettrace()
     _tls.run = run
-    if run.traced:
-        sys.settrace(run.global_trace)
+    if not run.traced:  # loop-free code: no tracer, timed as a whole when it returns
+        try:
+            result = body()
+            if _clock() > run.deadline or run.steps > run.limits.max_steps:
+                run.check()
+            return result
+        except Exception as exc:
+            err = _typed_error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            _tls.run = previous_run
+    previous_trace = sys.gettrace()
+    sys.settrace(run.global_trace)
     try:
         result = body()
-        run.check()  # untraced (loop-free) code is timed as a whole
+        run.check()
         return result
-    except GeneratedCodeError as exc:
-        err = exc.with_line(generated_line(exc.__traceback__))
+    except Exception as exc:
+        err = _typed_error(exc)
         if err is exc:
             raise
         raise err from exc
-    except MemoryError as exc:
-        raise CodeResourceError(
+    finally:
+        sys.settrace(previous_trace)
+        _tls.run = previous_run
+
+
+def _late(limits: ExecutionLimits) -> CodeTimeoutError:
+    return CodeTimeoutError(
+        f"the code ran longer than the time limit of {limits.time_limit_s:g} s; "
+        "check for infinite loops (e.g. a `while` condition that never becomes False)"
+    )
+
+
+def lean_call(
+    owner: Any,
+    entry: Callable[[], Any],
+    runs: list[RunState],
+    token: StateToken,
+    looping: Collection[CodeType] = (),
+    needs_run: bool = True,
+) -> Callable[[object], Any]:
+    """``call(view) -> result`` of a loaded, loop-free entry: the per-step path of a judge.
+
+    The same steps as :func:`execute` on an untraced run (a :class:`RunState` from the
+    ``runs`` pool begun on ``view``, the thread's current run, the deadline checked on
+    return, failures typed), in one frame; ``owner.last_output`` gets what was printed.
+    With ``needs_run=False`` (an entry that calls nothing but resolved state readings and
+    uses no guard, builtin or state-API wrapper, so nothing asks for the current run) only
+    the deadline and the typing of failures remain.
+    """
+    limits = owner.limits
+    max_steps = limits.max_steps
+    if not needs_run:
+        time_limit = limits.time_limit_s
+
+        def bare(view: object) -> Any:
+            deadline = _clock() + time_limit
+            try:
+                result = entry()
+                if _clock() > deadline:
+                    raise _late(limits)
+            except Exception as exc:
+                err = _typed_error(exc)
+                if err is exc:
+                    raise
+                raise err from exc
+            owner.last_output = ""
+            return result
+
+        return bare
+
+    def call(view: object) -> Any:
+        run = runs.pop() if runs else RunState(limits, looping=looping, token=token, traced=False)
+        run.begin(view, None)
+        previous = getattr(_tls, "run", None)
+        _tls.run = run
+        try:
+            result = entry()
+            if _clock() > run.deadline or run.steps > max_steps:
+                run.check()
+        except Exception as exc:
+            err = _typed_error(exc)
+            if err is exc:
+                raise
+            raise err from exc
+        finally:
+            _tls.run = previous
+            owner.last_output = "".join(run.output) if run.output else ""
+            run.view, run.primitives = None, {}
+            runs.append(run)
+        return result
+
+    return call
+
+
+def _typed_error(exc: Exception) -> GeneratedCodeError:
+    """The typed error reported for ``exc`` raised by generated code (with its line)."""
+    if isinstance(exc, GeneratedCodeError):
+        return exc.with_line(generated_line(exc.__traceback__))
+    if isinstance(exc, MemoryError):
+        return CodeResourceError(
             "ran out of memory; avoid building large lists or arrays",
             generated_line(exc.__traceback__),
-        ) from exc
-    except RecursionError as exc:
-        raise CodeResourceError(
+        )
+    if isinstance(exc, RecursionError):
+        return CodeResourceError(
             "calls or data structures nested too deeply", generated_line(exc.__traceback__)
-        ) from exc
-    except Exception as exc:
-        raise CodeRuntimeError(
-            f"{type(exc).__name__}: {exc} (raised while running the generated code; fix "
-            "this line or guard it with an `if`)",
-            generated_line(exc.__traceback__),
-        ) from exc
-    finally:
-        if run.traced:
-            sys.settrace(previous_trace)
-        _tls.run = previous_run
+        )
+    return CodeRuntimeError(
+        f"{type(exc).__name__}: {exc} (raised while running the generated code; fix "
+        "this line or guard it with an `if`)",
+        generated_line(exc.__traceback__),
+    )
 
 
 _statm: list[int] = []  # [pid, fd] of this process's /proc/self/statm

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import dis
+from collections.abc import Callable
 from types import CodeType
 from typing import Any
 
@@ -208,9 +209,17 @@ class GuardTransformer(ast.NodeTransformer):
         return node
 
 
-def compile_guarded(tree: ast.Module) -> CodeType:
-    """Rewrite ``tree`` (modified in place) and compile it for the guarded runtime."""
+def compile_guarded(
+    tree: ast.Module, refine: Callable[[ast.Module], ast.Module] | None = None
+) -> CodeType:
+    """Rewrite ``tree`` (modified in place) and compile it for the guarded runtime.
+
+    ``refine`` may rewrite the guarded tree before it is compiled (it drops guards whose
+    operand types are known: :func:`~simjudge.envs.codegen.typed.drop_known_guards`).
+    """
     guarded = GuardTransformer().visit(tree)
+    if refine is not None:
+        guarded = refine(guarded)
     ast.fix_missing_locations(guarded)
     return compile(guarded, GENERATED_FILENAME, "exec", dont_inherit=True)
 
