@@ -66,12 +66,31 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _content(value: Any, index: int) -> Any:
+    """A message's content: a string, or OpenAI content parts (text and ``image_url``)."""
+    if not isinstance(value, (list, tuple)):
+        return str(value)
+    parts = []
+    for j, part in enumerate(value):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            parts.append({"type": "text", "text": part["text"]})
+        elif kind == "image_url" and isinstance((part.get("image_url") or {}).get("url"), str):
+            parts.append({"type": "image_url", "image_url": dict(part["image_url"])})
+        else:
+            raise ValueError(f"messages[{index}].content[{j}] must be {{'type': 'text', 'text': str}} "
+                             "or {'type': 'image_url', 'image_url': {'url': str}} (see "
+                             "simjudge.tasks.llm.openai_http.image_part)")
+    return parts
+
+
 @dataclass(frozen=True)
 class LLMRequest:
     """A normalised chat-completion request.
 
     Attributes:
-        messages: ``({"role": ..., "content": ...}, ...)`` with roles in :data:`ROLES`.
+        messages: ``({"role": ..., "content": ...}, ...)`` with roles in :data:`ROLES`; a
+            content is a string or a list of OpenAI content parts (text, ``image_url``).
         temperature: Sampling temperature; 0 means greedy (deterministic where supported).
         max_tokens: Upper bound on generated tokens.
         seed: Sampling seed; distinct samples of one prompt need distinct seeds, because
@@ -81,7 +100,7 @@ class LLMRequest:
         stop: Stop strings.
     """
 
-    messages: tuple[Mapping[str, str], ...]
+    messages: tuple[Mapping[str, Any], ...]
     temperature: float = 0.0
     max_tokens: int = 512
     seed: int | None = None
@@ -100,14 +119,14 @@ class LLMRequest:
         stop: str | Sequence[str] | None = None,
     ) -> LLMRequest:
         """Validate and normalise arguments; errors name the bad message index or value."""
-        norm: list[dict[str, str]] = []
+        norm: list[dict[str, Any]] = []
         for i, msg in enumerate(messages):
             if not isinstance(msg, Mapping) or "role" not in msg or "content" not in msg:
                 raise ValueError(f"messages[{i}] must be a dict with 'role' and 'content'")
             if msg["role"] not in ROLES:
                 raise ValueError(f"messages[{i}].role must be one of {list(ROLES)}, "
                                  f"got {msg['role']!r}")
-            norm.append({"role": str(msg["role"]), "content": str(msg["content"])})
+            norm.append({"role": str(msg["role"]), "content": _content(msg["content"], i)})
         if not norm:
             raise ValueError("messages is empty; pass at least one user message")
         if not 0.0 <= float(temperature) <= 2.0:

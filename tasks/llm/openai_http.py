@@ -17,27 +17,94 @@ backoff (``backoff_s * 2**attempt``, capped, honouring ``Retry-After``). A JSON 
 sent as ``response_format={"type": "json_schema", ...}``; if the server rejects that
 (HTTP 400/404/422/501), the request is sent once more without it and the client stops
 sending schemas, so servers without structured output still work.
+
+Images (multimodal models): a message's ``content`` may be a list of OpenAI content parts;
+:func:`image_part` turns PNG bytes into an ``image_url`` part with a base64 ``data:`` URL
+and :func:`image_message` builds a user message of text plus images. The parts are part of
+the request, so they are hashed (replay cache) and written to the exchange log.
+
+Example:
+    >>> msg = image_message("What is open?", [bytes.fromhex("89504e470d0a1a0a")])
+    >>> [p["type"] for p in msg["content"]], msg["content"][1]["image_url"]["url"][:22]
+    (['text', 'image_url'], 'data:image/png;base64,')
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from .base import LLMClient, LLMError, LLMRequest, RawCompletion
 from .log import LLMLog
 
-__all__ = ["DEFAULT_BASE_URL", "LLMHTTPError", "OpenAIClient"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "LLMHTTPError",
+    "OpenAIClient",
+    "image_message",
+    "image_part",
+    "message_images",
+    "text_part",
+]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 _SCHEMA_REJECT_STATUS = frozenset({400, 404, 422, 501})
+
+
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def image_part(png: bytes | str | Path, detail: str | None = None) -> dict[str, Any]:
+    """An OpenAI ``image_url`` content part carrying a PNG as a base64 ``data:`` URL.
+
+    Args:
+        png: The PNG's bytes, or the path of a PNG file.
+        detail: Optional OpenAI ``detail`` (``low``, ``high``, ``auto``).
+
+    Raises:
+        ValueError: The bytes are not a PNG (the message says what was passed).
+    """
+    data = Path(png).read_bytes() if isinstance(png, (str, Path)) else bytes(png)
+    if not data.startswith(_PNG_MAGIC):
+        raise ValueError(f"image_part needs PNG bytes (starting with {_PNG_MAGIC!r}); got "
+                         f"{data[:8]!r}; save frames with PIL's Image.save(path, 'PNG')")
+    url: dict[str, Any] = {"url": "data:image/png;base64," + base64.b64encode(data).decode("ascii")}
+    if detail:
+        url["detail"] = detail
+    return {"type": "image_url", "image_url": url}
+
+
+def text_part(text: str) -> dict[str, Any]:
+    """An OpenAI ``text`` content part."""
+    return {"type": "text", "text": str(text)}
+
+
+def image_message(text: str, images: Sequence[bytes | str | Path], role: str = "user",
+                  detail: str | None = None) -> dict[str, Any]:
+    """A chat message of ``text`` followed by PNG images (bytes or file paths)."""
+    return {"role": role, "content": [text_part(text), *(image_part(i, detail) for i in images)]}
+
+
+def message_images(message: Mapping[str, Any]) -> list[bytes]:
+    """The PNG bytes of every base64 ``data:`` image part of a message (for tests, logs)."""
+    content = message.get("content")
+    if not isinstance(content, (list, tuple)):
+        return []
+    out = []
+    for part in content:
+        url = str((part.get("image_url") or {}).get("url", "")) if part.get("type") == "image_url" else ""
+        if url.startswith("data:") and ";base64," in url:
+            out.append(base64.b64decode(url.partition(";base64,")[2]))
+    return out
 
 
 class LLMHTTPError(LLMError):

@@ -206,7 +206,7 @@ def _parse(text: str, schema: Mapping[str, Any] | type[BaseModel],
 
 def complete_structured(
     client: LLMClient,
-    messages: Sequence[Mapping[str, str]],
+    messages: Sequence[Mapping[str, Any]],
     schema: Mapping[str, Any] | type[BaseModel],
     *,
     retries: int = 2,
@@ -242,9 +242,13 @@ def complete_structured(
     json_schema = _as_schema(schema)
     convo = [dict(m) for m in messages]
     if instruct and convo and convo[-1]["role"] == "user":
-        convo[-1]["content"] += (
-            "\n\nReply with only a JSON value matching this JSON schema, no prose:\n"
-            + json.dumps(json_schema, separators=(",", ":")))
+        ask = ("\n\nReply with only a JSON value matching this JSON schema, no prose:\n"
+               + json.dumps(json_schema, separators=(",", ":")))
+        content = convo[-1]["content"]
+        if isinstance(content, (list, tuple)):  # content parts (text and images)
+            convo[-1]["content"] = [*content, {"type": "text", "text": ask.lstrip()}]
+        else:
+            convo[-1]["content"] = content + ask
     use_schema = json_schema if constrain and client.supports_json_schema else None
     attempts: list[Attempt] = []
     for _ in range(retries + 1):

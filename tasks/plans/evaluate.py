@@ -28,7 +28,7 @@ from .groundtruth import TaskPlan, load_plan_task, plan_task_ids, task_plan
 from .matching import node_correctness
 from .physical import PhysicalRunner
 from .planners import Agent, make_agent
-from .questions import q2_items, q2_score, q3_items
+from .questions import add_q2_images, q2_items, q2_score, q3_items, render_frame
 from .report import write_reports
 from .schema import parse_node
 from .symbolic import run_symbolic
@@ -60,7 +60,9 @@ class PlanEvalConfig:
         failures: Build and ask the failure-analysis items.
         q3_per_task: Ask at most this many state questions per task (0 = all).
         failures_per_task: Ask at most this many failure-analysis items per task (0 = all).
-        images: Render a PNG for every Q3 state (for multimodal models over a server).
+        images: Render the exterior camera (initial scene for Q1, the real state of every Q2
+            prefix and Q3 item) to PNGs; ``openai:<model>`` planners get them as image
+            content parts (multimodal models over a server).
         resume: Reuse finished tasks of an earlier run with the same config.
     """
 
@@ -92,8 +94,9 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
-def _q1(plan: TaskPlan, agent: Agent, runner: PhysicalRunner, text: str) -> dict[str, Any]:
-    answer = agent.plan(plan, text)
+def _q1(plan: TaskPlan, agent: Agent, runner: PhysicalRunner, text: str,
+        image: str | None) -> dict[str, Any]:
+    answer = agent.plan(plan, text, image)
     steps = answer.plan.plan_step if answer.plan else []
     nodes = answer.plan.nodes() if answer.plan else []
     nc = node_correctness(plan, nodes)
@@ -115,19 +118,24 @@ def evaluate_task(plan: TaskPlan, agent: Agent, config: PlanEvalConfig, out: Pat
     runner = PhysicalRunner(plan, config.skill_backend, config.step_budget, config.seed)
     try:
         text = scene_text(plan, runner)
-        result: dict[str, Any] = {"task": plan.env_id, **_q1(plan, agent, runner, text)}
+        images = out / "images" if config.images else None
+        start = render_frame(runner, None, images / f"{plan.env_id}_initial.png") if images else None
+        result: dict[str, Any] = {"task": plan.env_id, **_q1(plan, agent, runner, text, start)}
+        if start:
+            result["image"] = start
         reference_nodes = [parse_node(s) for s in plan.reference_steps()]
         reference = runner.run(reference_nodes, snapshots=config.images)
         result["reference_physical"] = reference.completion.score
         if config.q2:
             items = q2_items(plan, reference)
+            if images:
+                add_q2_images(items, runner, reference, images)
             for item in items:
                 item["proposed"] = agent.next_step(plan, text, item)
                 item.update(q2_score(plan, item, item["proposed"]))
             result["q2_items"] = items
         if config.q3:
-            items = q3_items(plan, runner, reference, out / "images" if config.images else None,
-                             config.seed)
+            items = q3_items(plan, runner, reference, images, config.seed)
             items = _spread(items, config.q3_per_task)
             for item in items:
                 item["proposed"] = agent.state(plan, text, item)
@@ -193,7 +201,8 @@ def run_plan_eval(config: PlanEvalConfig) -> dict[str, Any]:
     run = RunDir(out)
     identity = {"command": "plan-eval", **config_to_dict(config)}
     run.prepare(identity, resume=config.resume)
-    agent = make_agent(config.planner, out, config.llm_cache, config.max_tokens, config.seed)
+    agent = make_agent(config.planner, out, config.llm_cache, config.max_tokens, config.seed,
+                       config.images)
     results = []
     start = time.perf_counter()
     for spec in tqdm(_task_specs(config.tasks), desc=f"plan-eval {config.planner}", unit="task"):

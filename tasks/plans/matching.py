@@ -1,7 +1,7 @@
 """Matching plan nodes: object aliases, parameters, node correctness and next-step scores.
 
-Object score (RoboBench's 0/0.5/1): 1 for the canonical name, an alias or the strict scene
-id (``StorageFurniture/link_1``); 0.5 for the whole of a part, a part of the whole, or an
+Object score (RoboBench's 0/0.5/1): 1 for the canonical name, an alias or a strict raw
+scene id (``StorageFurniture/link_1``, ``link_1``, ``joint_0``: :func:`raw_ids`); 0.5 for the whole of a part, a part of the whole, or an
 unlisted name of the same category (``wooden drawer``); 0 otherwise, also for another
 listed object of the same category (``top drawer`` for the bottom one is a wrong object). Names are compared after lower-casing,
 turning ``_``/``-`` into spaces and dropping articles.
@@ -34,6 +34,7 @@ __all__ = [
     "normalise_name",
     "object_score",
     "param_score",
+    "raw_ids",
     "resolve_object",
     "score_node",
     "split_location",
@@ -52,8 +53,26 @@ def normalise_name(name: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
-def _exact(obj: PlanObject, name: str) -> bool:
-    if name.strip() == obj.scene_id:
+def raw_ids(plan: TaskPlan, obj: PlanObject) -> set[str]:
+    """The raw scene ids that name ``obj`` strictly.
+
+    ``Object/link`` and ``Object/joint`` always; the bare ``link`` or ``joint``
+    (``link_1``, ``joint_0``) only when no plan object of another scene object has a link
+    or joint of that name (otherwise the bare name is ambiguous and names nothing).
+    """
+    ids = {obj.scene_id}
+    for part in (obj.link, obj.joint):
+        if not part:
+            continue
+        ids.add(f"{obj.object}/{part}")
+        owners = {o.object for o in plan.plan.objects if part in (o.link, o.joint)}
+        if owners == {obj.object}:
+            ids.add(part)
+    return ids
+
+
+def _exact(plan: TaskPlan, obj: PlanObject, name: str) -> bool:
+    if name.strip() in raw_ids(plan, obj):
         return True
     norm = normalise_name(name)
     return norm in {normalise_name(n) for n in (obj.name, *obj.aliases)}
@@ -62,12 +81,13 @@ def _exact(obj: PlanObject, name: str) -> bool:
 def resolve_object(plan: TaskPlan, name: str) -> tuple[PlanObject | None, float]:
     """The plan object ``name`` means and how sure: 1 exact/alias/id, 0.5 whole or category.
 
-    A whole named where a part is needed resolves to it with 0.5 only when the whole has
-    exactly one part in the plan; otherwise ``(None, 0.0)``.
+    Strict ids are the raw scene names of :func:`raw_ids` (``StorageFurniture/link_1``,
+    ``link_1``, ``joint_0``). A whole named where a part is needed resolves to it with 0.5
+    only when the whole has exactly one part in the plan; otherwise ``(None, 0.0)``.
     """
     objects = plan.plan.objects
     for obj in objects:
-        if _exact(obj, name):
+        if _exact(plan, obj, name):
             return obj, 1.0
     norm = normalise_name(name)
     for obj in objects:  # a scene object named directly
@@ -86,7 +106,7 @@ def object_score(plan: TaskPlan, proposed: str, reference: str) -> float:
         return 1.0 if normalise_name(proposed) == normalise_name(reference) else 0.0
     if not proposed:
         return 0.0
-    if _exact(ref, proposed):
+    if _exact(plan, ref, proposed):
         return 1.0
     got, sure = resolve_object(plan, proposed)
     if got is not None:

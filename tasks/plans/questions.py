@@ -9,7 +9,8 @@ the item 0 when skill or object is 0, else 10·(skill + object + parameter)/3.
 Q3: yes/no "is this true now?" about each milestone after each executed step, on the clean
 reference execution and on one with an early stop (so that executed steps can have
 failed); the answer is the predicate on the real state, so any judge's reply is scored
-exactly. With ``images``, each item carries a rendered PNG of that state.
+exactly. With ``images``, each item carries a rendered PNG of that state (the exterior
+camera; :func:`add_q2_images` does the same for the next-step items).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .matching import best_score
 from .physical import ExecutionFault, PhysicalRun, PhysicalRunner
 from .schema import PlanError, parse_node
 
-__all__ = ["q2_items", "q2_score", "q3_items"]
+__all__ = ["add_q2_images", "q2_items", "q2_score", "q3_items", "render_frame"]
 
 
 def _reached_before(run: PhysicalRun, k: int) -> set[str]:
@@ -67,15 +68,28 @@ def q2_score(plan: TaskPlan, item: dict[str, Any], answer: str) -> dict[str, flo
             "score": round(score, 3)}
 
 
-def _render(runner: PhysicalRunner, state: Any, path: Path) -> str:
+def render_frame(runner: PhysicalRunner, state: Any, path: Path) -> str:
+    """Render the exterior (scene's first) camera at ``state`` (None: the reset state) to a PNG."""
     from PIL import Image
 
-    runner.env.set_state(state)
+    if state is None:
+        runner.env.reset(seed=runner.seed)
+    else:
+        runner.env.set_state(state)
     camera = runner.env.scene_config.cameras[0].name
     rgb = np.asarray(runner.env.render_camera(camera).rgb, dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(rgb[..., :3]).save(path)
+    Image.fromarray(rgb[..., :3]).save(path, "PNG")
     return str(path)
+
+
+def add_q2_images(items: list[dict[str, Any]], runner: PhysicalRunner, reference_run: PhysicalRun,
+                  image_dir: Path) -> None:
+    """Give each next-step item the PNG of the real state after its executed prefix."""
+    for item in items:
+        k = int(item["prefix"])
+        state = reference_run.states[k - 1] if k else None
+        item["image"] = render_frame(runner, state, image_dir / f"{item['task']}_prefix_{k}.png")
 
 
 def q3_items(plan: TaskPlan, runner: PhysicalRunner, reference_run: PhysicalRun,
@@ -90,7 +104,8 @@ def q3_items(plan: TaskPlan, runner: PhysicalRunner, reference_run: PhysicalRun,
         for k, holds in enumerate(run.holds_after, start=1):
             image = None
             if image_dir is not None and run.states:
-                image = _render(runner, run.states[k - 1], image_dir / f"{plan.env_id}_{source}_{k}.png")
+                image = render_frame(runner, run.states[k - 1],
+                                     image_dir / f"{plan.env_id}_{source}_{k}.png")
             for milestone in plan.milestones:
                 items.append({
                     "task": plan.env_id, "source": source, "executed": steps[:k],

@@ -48,6 +48,14 @@ def test_physical_labels_and_violations(drawer_runner):
     assert [s.label for s in c.steps] == ["", "", "redundant_step", "impossible_action"]
 
 
+def test_raw_link_names_drive_the_same_part_in_the_simulator(drawer_runner):
+    raw = drawer_runner.run(nodes("grasp(link_1)", "open(StorageFurniture/joint_0)",
+                                  "release(joint_0)")).completion
+    assert (raw.score, raw.reached) == (10, ["drawer grasped", "drawer opened"])
+    wrong = drawer_runner.run(nodes("grasp(link_3)", "open(link_3)")).completion
+    assert "drawer opened" not in wrong.reached  # link_3 is the top drawer
+
+
 def test_execution_faults_fail_for_real(drawer_runner):
     plan = drawer_runner.plan
     ref = nodes(*plan.reference_steps())
