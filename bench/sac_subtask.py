@@ -11,8 +11,21 @@ budget ends. Target: ≤ 50k env steps for ≥ 4 of 5 seeds (RoboGen trains 1M s
 Prints one row per (task, seed) and a per-task summary; ``--json`` also writes the
 rows. Seeds run in ``--jobs`` parallel processes (torch uses one thread each).
 
-Usage: ``python bench/sac_subtask.py [--tasks OpenDrawer-v0 ...] [--seeds 5]
-[--budget 50000] [--jobs 2] [--net 256,256,256] [--json out.json]``
+``--reward`` chooses what SAC is trained on (success is always measured the same way: the
+evaluation episodes' success output of the reference reward code, threshold 0.8):
+
+* ``code`` (default): the reference reward code (:func:`simjudge.skills.sac.train_sac`);
+* ``privileged`` / ``obs-progress`` (any registered potential judge): only
+  ``JudgeReward(judge)`` (dense: Φ_t + γΦ_t − Φ_{t−1}), the judge reading the task
+  description; the training env does not end on success (a judge-only learner is never told
+  it succeeded), only at the horizon or on a physics error.
+
+Issue 10's target: SAC through ``JudgeReward(obs-progress)`` reaches the threshold on
+≥ 4/5 seeds within 2× the steps ``privileged`` needs.
+
+Usage: ``python bench/sac_subtask.py [--tasks OpenDrawer-v0 ...] [--seeds 5] [--first-seed 0]
+[--budget 50000] [--jobs 2] [--net 256,256,256] [--reward code|privileged|obs-progress]
+[--json out.json]``
 """
 
 from __future__ import annotations
@@ -26,11 +39,14 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
 
 from simjudge.skills.executor import execute_solution
 from simjudge.skills.run_files import load_subtask
 from simjudge.skills.sac import SACConfig, train_sac
-from simjudge.skills.subtask_env import SubtaskSpec
+from simjudge.skills.subtask_env import SubtaskSpec, make_subtask_env
 from simjudge.tasks.spec import RunDir, load_solution
 
 TASKS = ("OpenDrawer-v0", "TurnSafeDial-v0", "OpenBoxLid-v0")
@@ -73,12 +89,91 @@ def reward_subtask_spec(task: str, seed: int = 0) -> SubtaskSpec:
     )
 
 
-def _run(args: tuple[str, dict, int, dict]) -> dict:
-    task, spec_data, seed, config_data = args
+class JudgedSubtaskEnv(gym.Env):
+    """A reward subtask's env whose episodes end only at the horizon or on a physics error.
+
+    The reward code still runs (its success output is in ``info["is_success"]``) but ends
+    nothing; ``view`` is the inner SimEnv's state view, which the judge wrappers read.
+    """
+
+    def __init__(self, spec_data: dict) -> None:
+        self.inner = make_subtask_env(spec_data)
+        self.observation_space = self.inner.observation_space
+        self.action_space = self.inner.action_space
+
+    @property
+    def view(self) -> Any:
+        """The inner SimEnv's state view."""
+        return self.inner.sim.view
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Restore the subtask's start state."""
+        return self.inner.reset(seed=seed, options=options)
+
+    def step(self, action):
+        """Step the subtask env; success no longer terminates."""
+        obs, reward, _, truncated, info = self.inner.step(action)
+        return obs, reward, bool(info.get("physics_error")), truncated, info
+
+    def close(self) -> None:
+        """Close the inner env."""
+        self.inner.close()
+
+
+def train_judge_sac(task: str, spec_data: dict, config: SACConfig, judge_spec: str) -> Any:
+    """SAC on ``JudgeReward(make_judge(judge_spec))`` only; success measured as ``code``."""
+    import torch
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.utils import set_random_seed
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from simjudge.judges import JudgeReward, make_judge
+    from simjudge.skills.sac import EarlyStopOnSuccess, _result, make_sac
+    from simjudge.skills.subtask_env import SubtaskEnv
+    from simjudge.tasks.judge_bench import task_context
+    from simjudge.tasks.spec import make_task_env
+
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    task_env = make_task_env(task)
+    context = task_context(task_env, task)
+    task_env.close()
+    spec = SubtaskSpec.from_dict(spec_data)
+
+    def make() -> gym.Env:
+        env = JudgeReward(JudgedSubtaskEnv(spec_data), make_judge(judge_spec), context=context,
+                          gamma=config.gamma)
+        return Monitor(env)
+
+    set_random_seed(config.seed)
+    vec = DummyVecEnv([make])
+    vec.seed(config.seed)
+    eval_env = SubtaskEnv(spec)
+    stopper = EarlyStopOnSuccess(eval_env, config.eval_freq, config.n_eval_episodes,
+                                 config.success_threshold, seed=config.seed,
+                                 noise=config.eval_noise)
+    try:
+        model = make_sac(vec, config)
+        model.learn(config.total_steps, callback=stopper)
+        if stopper.steps_to_success is None and (
+                not stopper.history or stopper.history[-1].step != model.num_timesteps):
+            stopper.evaluate()
+    finally:
+        vec.close()
+        eval_env.close()
+    return _result(model, stopper, spec, config, start, None)
+
+
+def _run(args: tuple[str, dict, int, dict, str]) -> dict:
+    task, spec_data, seed, config_data, reward = args
     config = replace(SACConfig(**config_data), seed=seed)
-    result = train_sac(SubtaskSpec.from_dict(spec_data), config)
+    if reward == "code":
+        result = train_sac(SubtaskSpec.from_dict(spec_data), config)
+    else:
+        result = train_judge_sac(task, spec_data, config, reward)
     return {
         "task": task,
+        "reward": reward,
         "seed": seed,
         "success": result.success,
         "steps_to_success": result.steps_to_success,
@@ -120,6 +215,10 @@ def main() -> None:
     )
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--reward", default="code",
+                        help="code (the reference reward) or a potential judge: privileged, "
+                             "obs-progress, ...")
     parser.add_argument("--budget", type=int, default=50_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--net", default="256,256,256", help="hidden layers, e.g. 256,256,256")
@@ -132,11 +231,13 @@ def main() -> None:
         f"learning_starts {config.learning_starts}, train_freq {config.train_freq}, "
         f"gradient_steps {config.gradient_steps}, gamma {config.gamma}, eval every "
         f"{config.eval_freq} steps on {config.n_eval_episodes} episodes, threshold "
-        f"{config.success_threshold}; budget {args.budget:,} env steps; {args.jobs} jobs"
+        f"{config.success_threshold}; budget {args.budget:,} env steps; {args.jobs} jobs; "
+        f"reward {args.reward}"
     )
     start = time.perf_counter()
     specs = {task: reward_subtask_spec(task).to_dict() for task in args.tasks}
-    work = [(t, specs[t], seed, asdict(config)) for t in args.tasks for seed in range(args.seeds)]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    work = [(t, specs[t], seed, asdict(config), args.reward) for t in args.tasks for seed in seeds]
     spawn = multiprocessing.get_context("spawn")  # no fork after torch was imported
     rows = []
     print(HEADER, flush=True)

@@ -26,10 +26,11 @@ from typing import Any
 from .base import Judge
 from .code import CodeRewardJudge, CodeSuccessJudge
 from .degraded import DegradedNoisyJudge, DegradedPairwiseJudge, DegradedQuantizedJudge
-from .learned import ObsProgressJudge
+from .learned import ImageProgressJudge, ObsProgressJudge
 from .llm import LLMEpisodeJudge, LLMPlanJudge
 from .privileged import PrivilegedProgressJudge
 from .rule import RuleJudge
+from .vlm import ImageEpisodeJudge, PreferenceJudge, VLMStepJudge, make_terminal_reward
 
 __all__ = [
     "JudgeEntry",
@@ -210,6 +211,15 @@ def _register_builtins() -> None:
             ObsProgressJudge,
             "learned Φ from the non-privileged observation + task text (weights=)",
         ),
+        (
+            "image-progress",
+            ImageProgressJudge,
+            "learned Φ from rendered frames (first frame as reference) + task text (weights=)",
+        ),
+        ("vlm-step", VLMStepJudge, "server VLM's 0-100 progress of keyframes every k steps, Φ held"),
+        ("image-episode", ImageEpisodeJudge, "EQA-RM VLM critique + 0-10 score of N keyframe images"),
+        ("terminal-reward", make_terminal_reward, "an episode judge's score as terminal reward"),
+        ("preference", PreferenceJudge, "A/B/tie of two episodes from Φ traces or a server VLM"),
     ]
     for name, factory, summary in builtins:
         register_judge(name, factory, summary, replace=True)

@@ -13,12 +13,13 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
 from simjudge.cli_configs import Command
-from simjudge.judges.learned.splits import DATA_TASKS, HELDOUT_TASKS, TRAIN_TASKS
+from simjudge.judges.learned.splits import DATA_TASKS, HELDOUT_TASKS, OBS_TRAIN_TASKS
 from simjudge.tasks.spec.config import ConfigError, option
 
 __all__ = ["JUDGES_COMMANDS", "JUDGES_GROUPS", "JudgesDatasetConfig", "JudgesTrainConfig",
@@ -35,11 +36,14 @@ class JudgesDatasetConfig:
             the oracle solves partly).
         seeds: Rollout seeds 1..seeds per task (each seed = 8 policy rollouts; seed 0 is
             judge-bench's and never used).
+        images: Also render every state (randomised camera, colours and light per
+            episode) into ``images/<task>__seed<s>.npz`` for ``image-progress``.
     """
 
     out: str = "runs/judges-data"
     tasks: tuple[str, ...] = option(("default",), shown_default="default")
     seeds: int = 5
+    images: bool = False
 
     def __post_init__(self) -> None:
         if self.seeds < 1:
@@ -53,28 +57,40 @@ class JudgesTrainConfig:
     """Train a learned judge from a dataset folder and write its weights and model card.
 
     Attributes:
-        judge: Which judge (``obs-progress``).
-        data: Dataset folder from ``simjudge judges dataset``.
+        judge: Which judge (``obs-progress`` or ``image-progress``).
+        data: Dataset folder from ``simjudge judges dataset`` (``--images`` for
+            ``image-progress``).
         out: Weights file (default: the shipped package weights).
-        steps: Optimiser steps.
+        steps: Optimiser steps (default: 3000 for ``obs-progress``, 1200 for
+            ``image-progress``).
         seed: Training seed.
         val_seed: Rollout seed kept out of training (held-out instances of training tasks).
+        threads: torch threads of ``image-progress`` training (1 or 2).
     """
 
     judge: str = "obs-progress"
     data: str = "runs/judges-data"
     out: str | None = None
-    steps: int = 3000
+    steps: int | None = None
     seed: int = 0
     val_seed: int = 5
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.judge not in ("obs-progress", "image-progress"):
+            raise ConfigError(f"--judge {self.judge!r}: trainable judges are 'obs-progress' "
+                              "and 'image-progress'")
+        if self.steps is not None and self.steps < 1:
+            raise ConfigError(f"--steps must be >= 1, got {self.steps}")
 
 
-def _shard(task: str, seed: int, folder: Path, embed: object) -> None:
+def _shard(task: str, seed: int, folder: Path, embed: object,
+           episodes: list[Any] | None = None) -> None:
     from simjudge.judges.learned.data import featurize_states, save_shard
     from simjudge.tasks.judge_bench import task_episodes
     from simjudge.tasks.spec import load_task, make_task_env
 
-    episodes = task_episodes(task, seed, None)
+    episodes = episodes if episodes is not None else task_episodes(task, seed, None)
     env = make_task_env(task)
     texts: list[str] = []
     cols: dict[str, list[np.ndarray]] = {k: [] for k in
@@ -105,41 +121,40 @@ def _shard(task: str, seed: int, folder: Path, embed: object) -> None:
 
 
 def build_dataset(config: JudgesDatasetConfig) -> list[Path]:
-    """Write the missing shards of ``config``; return every shard path."""
+    """Write the missing shards of ``config``; return every shard path (observations)."""
     from simjudge.judges.learned.obs_judge import text_embedder
+    from simjudge.tasks.judge_bench import task_episodes
+
+    from .cli_judges_image import build_image_shard
 
     folder = Path(config.out) / "shards"
+    images = Path(config.out) / "images"
     folder.mkdir(parents=True, exist_ok=True)
     embed = text_embedder()
     jobs = [(t, s) for t in config.tasks for s in range(1, config.seeds + 1)]
     for task, seed in tqdm(jobs, desc="judges dataset"):
-        if not (folder / f"{task}__seed{seed}.npz").exists():
-            _shard(task, seed, folder, embed)
+        name = f"{task}__seed{seed}.npz"
+        need_obs = not (folder / name).exists()
+        need_img = config.images and not (images / name).exists()
+        episodes = task_episodes(task, seed, None) if need_obs or need_img else None
+        if need_obs:
+            _shard(task, seed, folder, embed, episodes)
+        if need_img:
+            build_image_shard(task, seed, images, embed, episodes)
     (Path(config.out) / "dataset.json").write_text(json.dumps(asdict(config), indent=1))
     return [folder / f"{t}__seed{s}.npz" for t, s in jobs]
 
 
 def _pair_accuracy(data: object, pred: np.ndarray, seed: int) -> dict[str, object]:
-    from simjudge.judges.bench import build_pulse_pairs
+    from simjudge.judges.learned.image_train import pair_accuracy
 
-    ep = data.episode  # type: ignore[attr-defined]
-    ids = np.unique(ep)
-    phis = [data.phi[ep == i] for i in ids]  # type: ignore[attr-defined]
-    preds = [pred[ep == i] for i in ids]
-    pairs = build_pulse_pairs(phis, 600, seed)
-    bins: dict[str, list[bool]] = {}
-    for p in pairs:
-        d = preds[p.episode][p.after] - preds[p.episode][p.before]
-        bins.setdefault(p.bin, []).append(bool(np.sign(d) == p.label))
-    acc = {k: float(np.mean(v)) for k, v in bins.items()}
-    return {"overall": float(np.mean(list(acc.values()))) if acc else None, "bins": acc,
-            "n": {k: len(v) for k, v in bins.items()}}
+    return pair_accuracy(data, pred, seed)
 
 
 def train_obs_progress(config: JudgesTrainConfig) -> dict[str, object]:
     """Train ``obs-progress`` on the training shards; write weights, sha256 and model card."""
     if config.judge != "obs-progress":
-        raise ConfigError(f"--judge {config.judge!r}: only 'obs-progress' is trainable here")
+        raise ConfigError(f"--judge {config.judge!r}: this trains 'obs-progress'")
     from simjudge.judges.learned.data import concat_shards
     from simjudge.judges.learned.model import save_net
     from simjudge.judges.learned.obs_judge import DEFAULT_WEIGHTS
@@ -155,14 +170,14 @@ def train_obs_progress(config: JudgesTrainConfig) -> dict[str, object]:
         task, _, seed = p.stem.rpartition("__seed")
         return task, int(seed)
 
-    train = [p for p in shards if parse(p)[0] not in HELDOUT_TASKS
+    train = [p for p in shards if parse(p)[0] in OBS_TRAIN_TASKS
              and parse(p)[1] != config.val_seed]
-    val = [p for p in shards if parse(p)[0] not in HELDOUT_TASKS
+    val = [p for p in shards if parse(p)[0] in OBS_TRAIN_TASKS
            and parse(p)[1] == config.val_seed]
     heldout = [p for p in shards if parse(p)[0] in HELDOUT_TASKS]
     start = time.perf_counter()
     data = concat_shards(train)
-    net, log = train_net(data, TrainSettings(steps=config.steps, seed=config.seed))
+    net, log = train_net(data, TrainSettings(steps=config.steps or 3000, seed=config.seed))
     metrics: dict[str, object] = {"train_seconds": time.perf_counter() - start}
     for name, paths in (("train", train), ("heldout_instances", val), ("heldout_tasks", heldout)):
         if paths:
@@ -196,7 +211,7 @@ def model_card(report: dict[str, object]) -> str:
         f"- rebuild: `simjudge judges dataset` then `simjudge judges train --judge "
         f"obs-progress` (config: `{json.dumps(report['config'])}`)",
         f"- training data: judge-bench policies (oracle, noisy 0.3/0.6, release ×2, push-back, "
-        f"stop, random) on {len(TRAIN_TASKS)} tasks (6 solved only partly by the oracle), "
+        f"stop, random) on {len(OBS_TRAIN_TASKS)} tasks (some solved only partly by the oracle), "
         "rollout seeds except the validation seed",
         f"- held-out tasks (never trained on): {', '.join(HELDOUT_TASKS)}",
         "- held-out instances: training tasks on unseen rollout seeds (the library has one "
@@ -227,7 +242,12 @@ def _dataset(config: JudgesDatasetConfig) -> int:
 
 
 def _train(config: JudgesTrainConfig) -> int:
-    report = train_obs_progress(config)
+    if config.judge == "image-progress":
+        from .cli_judges_image import train_image_progress
+
+        report = train_image_progress(config)
+    else:
+        report = train_obs_progress(config)
     print(json.dumps({"weights": report["weights"], "sha256": report["sha256"],
                       "metrics": report["metrics"]}, indent=1, default=str))
     return 0

@@ -129,10 +129,13 @@ class JudgeBenchConfig(ExecutorOptions):
         sections: Which of ``pairs``, ``scores``, ``perturb``, ``rules`` to run, a comma
             list.
         refresh: Remake rollouts even when cached.
-        split: ``heldout-tasks`` or ``heldout-instances``: roll out the learned judges'
-            held-out tasks, or their training tasks on unseen seeds
+        split: ``heldout-tasks``, ``heldout-categories`` or ``heldout-instances``: roll
+            out the learned judges' held-out tasks, the tasks of their held-out object
+            categories, or their training tasks on unseen seeds
             (:mod:`simjudge.judges.learned.splits`); replaces ``tasks`` when the run
             starts (a seed that made training rollouts is refused).
+        image_variants: Occlusion, viewpoint and invariance rows for judges that read
+            frames (pairs section).
 
     Raises:
         ConfigError: An unknown section.
@@ -152,7 +155,8 @@ class JudgeBenchConfig(ExecutorOptions):
     plan_cases: int | None = 60
     sections: tuple[str, ...] = SECTIONS
     refresh: bool = False
-    split: Literal["heldout-tasks", "heldout-instances"] | None = None
+    split: Literal["heldout-tasks", "heldout-instances", "heldout-categories"] | None = None
+    image_variants: bool = True
 
     def __post_init__(self) -> None:
         named = {"default": DEFAULT_TASKS, "oracle": ORACLE_TASKS}
@@ -330,7 +334,8 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
     if config.split is not None:  # the learned judges' held-out tasks replace --tasks
         from simjudge.judges.learned.splits import check_bench_split
 
-        config = replace(config, tasks=check_bench_split(config.split, config.seed))
+        config = replace(config, tasks=check_bench_split(config.split, config.seed,
+                                                             config.judges))
     out = Path(config.out)
     run = RunDir(out)
     # rollouts are cached per task and seed, so any later config may reuse the folder
@@ -359,7 +364,8 @@ def run_judge_bench(config: JudgeBenchConfig, client: Any = None) -> dict[str, A
             if "pairs" in config.sections:
                 entry["pairs"] = pair_section(
                     judge, pairs, episodes, envs, contexts, state_noise=config.state_noise,
-                    image_alphas=config.image_alphas, seed=config.seed)
+                    image_alphas=config.image_alphas, seed=config.seed,
+                    image_variants=config.image_variants)
             if "scores" in config.sections:
                 entry["scores"] = episode_section(
                     judge, episodes, gt, envs, contexts, ks=config.ks,

@@ -3,7 +3,8 @@
 Which sections a judge gets follows what it supports:
 
 - pulse pairs: live judges that give Φ (``observe`` + ``provides_potential``); image-noise
-  rows only for judges that read frames (``needs_frames``), "n/a" otherwise;
+  rows only for judges that read frames (``needs_frames``), "n/a" otherwise, and for those
+  judges also occlusion, viewpoint and invariance rows (:mod:`.image_rows`);
 - episode scores and perturbation contrasts: judges of whole episodes
   (``judge_episode``, e.g. the LLM episode judge: score = 10·Φ) on
   :func:`~simjudge.judges.bench.episodes.to_record` records, else potential judges
@@ -47,13 +48,18 @@ def pair_section(
     state_noise: Sequence[float] = (0.01,),
     image_alphas: Sequence[float] = (0.05, 0.10),
     seed: int = 0,
+    image_variants: bool = True,
 ) -> dict[str, Any] | str:
-    """Pair accuracy clean, under state noise σ and image noise α (see the module docstring)."""
+    """Pair accuracy clean, under state noise σ and image noise α (see the module docstring).
+
+    ``image_variants``: add the occlusion, viewpoint and invariance rows for judges that
+    read frames.
+    """
     if "observe" not in judge.supported() or not judge.provides_potential:
         return NA
     rows: dict[str, Any] = {}
 
-    def run(**noise: float) -> dict[str, Any]:
+    def run(**noise: Any) -> dict[str, Any]:
         return summarize_pairs(score_pairs(judge, pairs, episodes, envs, contexts, seed=seed,
                                            **noise))
 
@@ -62,6 +68,10 @@ def pair_section(
         rows[f"state σ={sigma:g}"] = run(state_sigma=float(sigma))
     for alpha in image_alphas:
         rows[f"image α={alpha:g}"] = run(image_alpha=float(alpha)) if judge.needs_frames else NA
+    if image_variants and judge.needs_frames:
+        from .image_rows import image_variant_rows
+
+        rows.update(image_variant_rows(judge, pairs, episodes, envs, contexts, seed=seed))
     return rows
 
 

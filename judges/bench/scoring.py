@@ -28,10 +28,26 @@ from .episodes import BenchEpisode
 from .noise import corrupt_image, perturb_state
 from .pairs import GAP_STRATA, HOP_BINS, PulsePair
 
-__all__ = ["PairResult", "judge_states", "score_pairs", "summarize_pairs"]
+__all__ = ["FrameSource", "PairResult", "judge_states", "score_pairs", "summarize_pairs",
+           "uses_first_frame"]
 
 EnvSource = Mapping[str, Any] | Callable[[str], Any]
 """Task env id -> a built env of that task (a mapping or a function)."""
+
+FrameSource = Callable[[int, Any], Any]
+"""(index of the observed state, the restored env) -> the frame the judge sees."""
+
+FrameVariant = Callable[[np.random.Generator], FrameSource]
+"""Makes the :data:`FrameSource` of one pair from the pair's random generator."""
+
+
+def uses_first_frame(judge: Judge) -> bool:
+    """Whether ``judge`` reads the episode's first frame as a reference (``image-progress``).
+
+    Such a judge sees the episode's reset state before a pair's two states, as it would
+    live (it has watched the episode from its start).
+    """
+    return bool(judge.needs_frames and getattr(judge, "reference_first_frame", False))
 
 _ZERO_ACTION = np.zeros(7, dtype=np.float32)
 
@@ -66,6 +82,7 @@ def judge_states(
     state_sigma: float = 0.0,
     image_alpha: float = 0.0,
     rng: np.random.Generator | None = None,
+    frames: FrameSource | None = None,
 ) -> list[JudgeSignal]:
     """Reset ``judge`` with ``context`` and observe ``states`` (SimStates) in order.
 
@@ -78,6 +95,8 @@ def judge_states(
         state_sigma: State noise σ (:func:`perturb_state`); 0 = clean.
         image_alpha: Image noise α (:func:`corrupt_image`) for judges that need frames.
         rng: Noise source (required when a noise level is > 0).
+        frames: Makes each frame instead of ``env.render()`` (occlusion, other cameras);
+            image noise is added after it.
     """
     base = getattr(env, "unwrapped", env)
     judge.reset(context)
@@ -89,7 +108,7 @@ def judge_states(
         base.set_state(state)
         frame = None
         if judge.needs_frames:
-            frame = base.render()
+            frame = base.render() if frames is None else frames(step, base)
             if frame is not None and image_alpha > 0:
                 assert rng is not None, "rng is required when a noise level is > 0"
                 frame = corrupt_image(frame, image_alpha, rng)
@@ -120,6 +139,7 @@ def score_pairs(
     image_alpha: float = 0.0,
     neutral_tol: float = 0.002,
     seed: int = 0,
+    variant: FrameVariant | None = None,
 ) -> list[PairResult]:
     """The judge's prediction on every pair (see the module docstring).
 
@@ -133,6 +153,7 @@ def score_pairs(
         image_alpha: Image noise α (judges with ``needs_frames`` only).
         neutral_tol: |ΔΦ̂| below which a neutral pair counts as recognised.
         seed: Seed of the judge's per-pair context and of the noise.
+        variant: Frame variant of judges that need frames (occlusion, viewpoint).
 
     Raises:
         ValueError: The judge gives no Φ.
@@ -146,10 +167,14 @@ def score_pairs(
         rng = np.random.default_rng([seed, index])
         context = contexts[episode.task].for_episode(seed * 100_003 + index, index)
         states = [episode.state(pair.before), episode.state(pair.after)]
+        if uses_first_frame(judge):
+            states.insert(0, episode.state(0))
+        frames = variant(np.random.default_rng([seed, index, 1])) if variant else None
         try:
             signals = judge_states(judge, _env(envs, episode.task), context, states,
-                                   state_sigma=state_sigma, image_alpha=image_alpha, rng=rng)
-            before, after = signals[0].phi, signals[1].phi
+                                   state_sigma=state_sigma, image_alpha=image_alpha, rng=rng,
+                                   frames=frames)
+            before, after = signals[-2].phi, signals[-1].phi
         except Exception:  # noqa: BLE001 - a judge error is a wrong answer, not a crash
             before = after = None
         results.append(PairResult(pair, before, after, _correct(pair, before, after,
