@@ -357,6 +357,12 @@ Leaf = Annotated[JointGoal | JointRangeGoal | PlaceGoal, Field(discriminator="ki
 """One goal that is not a conjunction."""
 
 
+def _unprefixed(facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
+    """Sub-goal ``index``'s facts (keys ``g<index>.*`` of a composed goal), unprefixed."""
+    prefix = f"g{index}."
+    return {k[len(prefix):]: v for k, v in facts.items() if k.startswith(prefix)}
+
+
 class AllOfGoal(_GoalBase):
     """A conjunction: every sub-goal must hold (open both doors; open a lid and press).
 
@@ -394,8 +400,7 @@ class AllOfGoal(_GoalBase):
 
     def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
         """The facts of sub-goal ``index`` from :meth:`evaluate`'s facts, unprefixed."""
-        prefix = f"g{index}."
-        return {k[len(prefix):]: v for k, v in facts.items() if k.startswith(prefix)}
+        return _unprefixed(facts, index)
 
     def progress(self, facts: dict[str, float | bool]) -> float:
         """Mean of the sub-goals' Φ (1 for each that succeeds); 1 on success."""
@@ -469,8 +474,7 @@ class SequenceGoal(_GoalBase):
 
     def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
         """The facts of stage ``index`` from :meth:`evaluate`'s facts, unprefixed."""
-        prefix = f"g{index}."
-        return {k[len(prefix):]: v for k, v in facts.items() if k.startswith(prefix)}
+        return _unprefixed(facts, index)
 
     def progress(self, facts: dict[str, float | bool]) -> float:
         """(stages done + Φ of the current stage) / n; 1 on success."""

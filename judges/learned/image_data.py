@@ -12,9 +12,7 @@ stored frames (when training) and any frame the live judge gets.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from simjudge.envs.backends.base import CameraSpec
+
+from .data import load_shard, save_shard
 
 __all__ = ["FRAME_SIZE", "STORE_SIZE", "ImageBatch", "Photometric", "concat_image_shards", "load_image_shard",
            "random_camera", "random_photometric", "save_image_shard", "shift_camera",
@@ -158,23 +158,11 @@ class ImageBatch:
     tasks: list[str]
 
 
-def save_image_shard(path: str | Path, arrays: dict[str, np.ndarray],
-                     meta: dict[str, Any]) -> None:
-    """Write a shard atomically (an interrupted build leaves no half shard; runs resume)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-    payload: dict[str, Any] = {"__meta__": np.array(json.dumps(meta, sort_keys=True)),
-                               **arrays}
-    np.savez_compressed(tmp, **payload)
-    tmp.replace(path)
+save_image_shard = save_shard
+"""Write an image shard atomically: the same NPZ layout and atomic write as the obs shards."""
 
-
-def load_image_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Arrays and meta of an image shard."""
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["__meta__"]))
-        return {k: data[k] for k in data.files if k != "__meta__"}, meta
+load_image_shard = load_shard
+"""Arrays and meta of an image shard (:func:`~.data.load_shard`)."""
 
 
 def concat_image_shards(paths: Sequence[str | Path], size: tuple[int, int] = FRAME_SIZE
