@@ -13,7 +13,7 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from tqdm import tqdm
@@ -68,7 +68,7 @@ class JudgesTrainConfig:
         threads: torch threads of ``image-progress`` training (1 or 2).
     """
 
-    judge: str = "obs-progress"
+    judge: Literal["obs-progress", "image-progress"] = "obs-progress"
     data: str = "runs/judges-data"
     out: str | None = None
     steps: int | None = None
