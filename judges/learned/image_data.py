@@ -22,8 +22,6 @@ import numpy as np
 
 from simjudge.envs.backends.base import CameraSpec
 
-from .data import load_shard, save_shard
-
 __all__ = ["FRAME_SIZE", "STORE_SIZE", "ImageBatch", "Photometric", "concat_image_shards", "load_image_shard",
            "random_camera", "random_photometric", "save_image_shard", "shift_camera",
            "to_model_size"]
@@ -158,11 +156,19 @@ class ImageBatch:
     tasks: list[str]
 
 
-save_image_shard = save_shard
-"""Write an image shard atomically: the same NPZ layout and atomic write as the obs shards."""
+def save_image_shard(path: str | Path, arrays: dict[str, np.ndarray],
+                     meta: dict[str, Any]) -> None:
+    """Write an image shard atomically (the obs shards' writer, :func:`~.data.save_shard`)."""
+    from .data import save_shard  # imports torch: only when shards are written
 
-load_image_shard = load_shard
-"""Arrays and meta of an image shard (:func:`~.data.load_shard`)."""
+    save_shard(path, arrays, meta)
+
+
+def load_image_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Arrays and meta of an image shard (:func:`~.data.load_shard`)."""
+    from .data import load_shard  # imports torch: only when shards are read
+
+    return load_shard(path)
 
 
 def concat_image_shards(paths: Sequence[str | Path], size: tuple[int, int] = FRAME_SIZE
