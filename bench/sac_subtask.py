@@ -23,9 +23,14 @@ evaluation episodes' success output of the reference reward code, threshold 0.8)
 Issue 10's target: SAC through ``JudgeReward(obs-progress)`` reaches the threshold on
 ≥ 4/5 seeds within 2× the steps ``privileged`` needs.
 
+``--reward`` takes several values (e.g. ``--reward privileged obs-progress``); the summary then
+also prints, per task, each later reward's median steps to threshold ÷ the first reward's (over
+the seeds that succeed) and k/n seeds for each. ``--eval-every`` sets the evaluation interval
+(default 1000 env steps; steps to threshold are only known to that resolution).
+
 Usage: ``python bench/sac_subtask.py [--tasks OpenDrawer-v0 ...] [--seeds 5] [--first-seed 0]
-[--budget 50000] [--jobs 2] [--net 256,256,256] [--reward code|privileged|obs-progress]
-[--json out.json]``
+[--budget 50000] [--jobs 2] [--net 256,256,256] [--eval-every 1000]
+[--reward code|privileged|obs-progress ...] [--json out.json]``
 """
 
 from __future__ import annotations
@@ -184,28 +189,70 @@ def _run(args: tuple[str, dict, int, dict, str]) -> dict:
     }
 
 
-HEADER = f"{'task':18s} {'seed':>4s} {'success':>7s} {'steps':>8s} {'wall s':>8s}  best rate"
+HEADER = f"{'task':18s} {'reward':>12s} {'seed':>4s} {'success':>7s} {'steps':>8s} {'wall s':>8s}  best rate"
 
 
 def _row(r: dict) -> str:
     steps = r["steps_to_success"] if r["success"] else f">{r['env_steps']}"
     return (
-        f"{r['task']:18s} {r['seed']:4d} {str(r['success']):>7s} {steps!s:>8s} "
+        f"{r['task']:18s} {r['reward']:>12s} {r['seed']:4d} {str(r['success']):>7s} {steps!s:>8s} "
         f"{r['wall_time_s']:8.1f}  {r['best_success_rate']:.2f}"
     )
 
 
+def _succeeded(rows: list[dict], budget: int) -> list[dict]:
+    return [r for r in rows if r["success"] and r["steps_to_success"] <= budget]
+
+
 def _summary(rows: list[dict], budget: int, seeds: int) -> None:
     for task in dict.fromkeys(r["task"] for r in rows):
-        mine = [r for r in rows if r["task"] == task]
-        ok = [r for r in mine if r["success"] and r["steps_to_success"] <= budget]
-        steps = [r["steps_to_success"] for r in ok]
-        med = f"median {statistics.median(steps):,.0f} steps" if steps else "no success"
-        wall = statistics.median(r["wall_time_s"] for r in mine)
-        verdict = "meets" if len(ok) >= max(1, round(0.8 * seeds)) else "MISSES"
+        for reward in dict.fromkeys(r["reward"] for r in rows if r["task"] == task):
+            mine = [r for r in rows if r["task"] == task and r["reward"] == reward]
+            ok = _succeeded(mine, budget)
+            steps = [r["steps_to_success"] for r in ok]
+            med = f"median {statistics.median(steps):,.0f} steps" if steps else "no success"
+            wall = statistics.median(r["wall_time_s"] for r in mine)
+            verdict = "meets" if len(ok) >= max(1, round(0.8 * seeds)) else "MISSES"
+            print(
+                f"{task:18s} {reward:>12s} {len(ok)}/{len(mine)} seeds ≤ {budget:,} steps ({med}, "
+                f"median wall {wall:.0f} s): {verdict} the target (≥ 4/5 seeds ≤ 50k steps)"
+            )
+        _ratios([r for r in rows if r["task"] == task], budget)
+
+
+def step_ratios(rows: list[dict], budget: int) -> dict[str, float | None]:
+    """Each later reward's median steps to threshold ÷ the first reward's (succeeding seeds).
+
+    Args:
+        rows: One task's rows; the first reward in them is the reference.
+        budget: Successes after this many env steps do not count.
+
+    Returns:
+        Reward → ratio, None where either reward never succeeded.
+    """
+    rewards = list(dict.fromkeys(r["reward"] for r in rows))
+    medians = {}
+    for reward in rewards:
+        steps = [r["steps_to_success"] for r in _succeeded(
+            [r for r in rows if r["reward"] == reward], budget)]
+        medians[reward] = statistics.median(steps) if steps else None
+    base = medians[rewards[0]]
+    return {w: (m / base if m is not None and base else None)
+            for w, m in medians.items() if w != rewards[0]}
+
+
+def _ratios(rows: list[dict], budget: int) -> None:
+    rewards = list(dict.fromkeys(r["reward"] for r in rows))
+    for reward, ratio in step_ratios(rows, budget).items():
+        k = {w: len(_succeeded([r for r in rows if r["reward"] == w], budget)) for w in rewards}
+        n = {w: sum(r["reward"] == w for r in rows) for w in rewards}
+        text = f"{ratio:.2f}" if ratio is not None else "n/a"
+        verdict = ("meets" if ratio is not None and ratio <= 2.0 and k[reward] >= 0.8 * n[reward]
+                   else "MISSES")
         print(
-            f"{task:18s} {len(ok)}/{len(mine)} seeds ≤ {budget:,} steps ({med}, median wall "
-            f"{wall:.0f} s): {verdict} the target (≥ 4/5 seeds ≤ 50k steps)"
+            f"{rows[0]['task']:18s} median steps {reward} ÷ {rewards[0]} = {text} "
+            f"({reward} {k[reward]}/{n[reward]}, {rewards[0]} {k[rewards[0]]}/{n[rewards[0]]}): "
+            f"{verdict} issue 10's target (≥ 4/5 seeds, ratio ≤ 2)"
         )
 
 
@@ -216,28 +263,32 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--reward", default="code",
+    parser.add_argument("--reward", nargs="+", default=["code"],
                         help="code (the reference reward) or a potential judge: privileged, "
                              "obs-progress, ...")
     parser.add_argument("--budget", type=int, default=50_000)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--eval-every", type=int, default=BENCH_CONFIG.eval_freq,
+                        help="env steps between evaluations (the resolution of steps to success)")
     parser.add_argument("--net", default="256,256,256", help="hidden layers, e.g. 256,256,256")
     parser.add_argument("--json", default=None, help="also write the rows to this file")
     args = parser.parse_args()
     net = tuple(int(x) for x in args.net.split(","))
-    config = replace(BENCH_CONFIG, total_steps=args.budget, net_arch=net)
+    config = replace(BENCH_CONFIG, total_steps=args.budget, net_arch=net,
+                     eval_freq=args.eval_every)
     print(
         f"SAC config: net {list(net)}, lr {config.learning_rate}, batch {config.batch_size}, "
         f"learning_starts {config.learning_starts}, train_freq {config.train_freq}, "
         f"gradient_steps {config.gradient_steps}, gamma {config.gamma}, eval every "
         f"{config.eval_freq} steps on {config.n_eval_episodes} episodes, threshold "
         f"{config.success_threshold}; budget {args.budget:,} env steps; {args.jobs} jobs; "
-        f"reward {args.reward}"
+        f"reward {', '.join(args.reward)}"
     )
     start = time.perf_counter()
     specs = {task: reward_subtask_spec(task).to_dict() for task in args.tasks}
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    work = [(t, specs[t], seed, asdict(config), args.reward) for t in args.tasks for seed in seeds]
+    work = [(t, specs[t], seed, asdict(config), reward)
+            for t in args.tasks for seed in seeds for reward in args.reward]  # paired
     spawn = multiprocessing.get_context("spawn")  # no fork after torch was imported
     rows = []
     print(HEADER, flush=True)

@@ -1,0 +1,52 @@
+"""The SAC subtask bench's summary arithmetic (bench/sac_subtask.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).resolve().parents[2] / "bench" / "sac_subtask.py"
+    spec = importlib.util.spec_from_file_location("sac_subtask_bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(reward: str, seed: int, steps: int | None) -> dict:
+    return {"task": "T", "reward": reward, "seed": seed, "success": steps is not None,
+            "steps_to_success": steps, "env_steps": steps or 4000, "wall_time_s": 1.0,
+            "best_success_rate": 1.0 if steps else 0.2, "reason": ""}
+
+
+def test_ratio_is_median_over_succeeding_seeds() -> None:
+    bench = _bench()
+    rows = [_row("privileged", 0, 1000), _row("privileged", 1, 1500), _row("privileged", 2, 2000),
+            _row("obs-progress", 0, 3000), _row("obs-progress", 1, None),
+            _row("obs-progress", 2, 2000)]
+    # obs-progress median over its two successes 2500 ÷ privileged median 1500
+    assert bench.step_ratios(rows, budget=4000) == {"obs-progress": pytest.approx(2500 / 1500)}
+    # a success past the budget does not count
+    assert bench.step_ratios(rows, budget=2000) == {"obs-progress": pytest.approx(2000 / 1500)}
+
+
+def test_ratio_is_none_when_a_reward_never_succeeds() -> None:
+    bench = _bench()
+    rows = [_row("privileged", 0, None), _row("obs-progress", 0, 1000)]
+    assert bench.step_ratios(rows, budget=4000) == {"obs-progress": None}
+
+
+def test_summary_prints_k_of_n_and_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench()
+    rows = [_row("privileged", s, 1000) for s in range(5)]
+    rows += [_row("obs-progress", s, 3000 if s < 4 else None) for s in range(5)]
+    bench._summary(rows, budget=4000, seeds=5)
+    out = capsys.readouterr().out
+    assert "privileged 5/5 seeds" in out
+    assert "obs-progress 4/5 seeds" in out
+    assert "= 3.00" in out and "MISSES issue 10" in out
