@@ -61,7 +61,7 @@ class JudgesTrainConfig:
         data: Dataset folder from ``simjudge judges dataset`` (``--images`` for
             ``image-progress``).
         out: Weights file (default: the shipped package weights).
-        steps: Optimiser steps (default: 3000 for ``obs-progress``, 1200 for
+        steps: Optimiser steps (default: 3000 for ``obs-progress``, 4000 for
             ``image-progress``).
         seed: Training seed.
         val_seed: Rollout seed kept out of training (held-out instances of training tasks).

@@ -39,8 +39,8 @@ class ImageTrainSettings:
         height: Frame height. threads: torch threads.
     """
 
-    steps: int = 1200
-    batch: int = 24
+    steps: int = 4000
+    batch: int = 64
     lr: float = 2e-3
     seed: int = 0
     rank_weight: float = 1.0

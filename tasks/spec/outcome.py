@@ -3,7 +3,8 @@
 :class:`Outcome` is the one execution-outcome type of simjudge: the executor returns it, the
 acquisition loop and the dataset builder checkpoint it, the exemplar pool and the PRM labels
 read it. It keeps **claimed** success (the solution's own success code held for every
-subtask) apart from **verified** success (the independent task goal on the final state);
+subtask) apart from **verified** success (the independent task goal, checked
+over the reset state and every subtask's end state in order);
 ``task_success`` is what counts for ATSR, the pool and the labels.
 
 Metrics of the VERGSA paper (``methods/vergsa.md``, "Metrics") are defined here once: over a
@@ -106,8 +107,8 @@ class Outcome:
         task_success: Whether the whole task succeeded: what counts for ATSR, the exemplar
             pool and PRM labels.
         claimed_success: Every subtask ran and its own success code held (None: not recorded).
-        verified_success: The independent task goal held on the final state (None: no goal
-            was available to check).
+        verified_success: The independent task goal held, checked over the reset state and
+            every subtask's end state in order (None: no goal was available to check).
         verdict: One word for the whole execution: ``verified``, ``claimed_not_verified``
             (the subtasks' own success held but the task goal does not), ``failed``,
             ``trivial_start`` (the goal held before anything ran: nothing was executed),
