@@ -115,6 +115,7 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         self._static_version = 0  # bumped when world-welded geoms may have moved
         self._memo: dict[Any, tuple] = {}
         self._plans: dict[int, tuple] = {}  # id(queries) -> (queries, layout, ReadPlan)
+        self._batch_of: dict[int, tuple] = {}  # id(query) -> (batch, query, position in batch)
         self._renderers = OffscreenRenderers(self._mj)
         self._jac_buffer: np.ndarray | None = None
         self._jacobian_plans = {}
@@ -367,9 +368,9 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         if hit is not None and hit[0] is queries:
             return hit[1]
         if len(queries) == 1:  # one query of a batch already read in this state: its slice
-            part = self._memo.get(("part", id(queries[0])))
-            if part is not None and part[0] is queries[0]:
-                return part[1]
+            part = self._part(queries[0])
+            if part is not None:
+                return part
         model, data, layout = self._fresh()
         plan = self._plans.get(key)
         if plan is None or plan[0] is not queries or plan[1] is not layout:
@@ -378,11 +379,29 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
             plan = self._plans[key] = (queries, layout, ReadPlan(model, layout, queries))
         reading = plan[2].read(model, data, self._static_version)
         reading.setflags(write=False)
-        self._memo[key] = (queries, reading)
-        if len(queries) > 1:
-            for query, (start, end) in zip(queries, plan[2].bounds, strict=True):
-                self._memo[("part", id(query))] = (query, reading[start:end])
+        self._memo[key] = (queries, reading, plan[2])
+        if len(queries) > 1 and self._batch_of.get(id(queries[0]), (None,))[0] is not queries:
+            for position, query in enumerate(queries):  # once per batch: where its queries sit
+                self._batch_of[id(query)] = (queries, query, position)
         return reading
+
+    def _part(self, query: BodyQuery) -> np.ndarray | None:
+        """``query``'s slice of a batch read in this state (made on first ask, then memoised)."""
+        key = ("part", id(query))
+        part = self._memo.get(key)
+        if part is not None and part[0] is query:
+            return part[1]
+        entry = self._batch_of.get(id(query))
+        if entry is None or entry[1] is not query:
+            return None
+        batch, _, position = entry
+        hit = self._memo.get(id(batch))
+        if hit is None or hit[0] is not batch:
+            return None
+        start, end = hit[2].bounds[position]
+        part = hit[1][start:end]
+        self._memo[key] = (query, part)
+        return part
 
     # actuation: MuJoCoActuation (servo, joint friction, limits, model parameters)
     def step(self, n: int = 1) -> None:

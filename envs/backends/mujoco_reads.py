@@ -18,8 +18,10 @@ __all__ = ["ReadPlan", "geom_boxes"]
 
 _XYZW = np.array([1, 2, 3, 0])
 _ZERO = np.zeros(1)
-_EQUAL = np.equal
-_EINSUM = np.einsum
+try:  # np.einsum without optimisation is exactly this C function, minus two Python layers
+    from numpy._core.multiarray import c_einsum as _EINSUM
+except ImportError:  # pragma: no cover - another numpy layout
+    _EINSUM = np.einsum
 _ABS = np.abs
 
 
@@ -126,8 +128,13 @@ class ReadPlan:
         self._moving_unique = unique.astype(np.int64)
         self._moving_aabb = model.geom_aabb[self._moving_unique]
         self._static: tuple[int, np.ndarray, np.ndarray] | None = None
-        self._lo = np.zeros((len(self.geoms), 3))
-        self._hi = np.zeros((len(self.geoms), 3))
+        # the static boxes, then each moving geom's once; ``_rows`` gathers them in geom order
+        n_static = len(self.static_rows)
+        self._table_lo = np.zeros((n_static + len(unique), 3))
+        self._table_hi = np.zeros((n_static + len(unique), 3))
+        self._rows = np.zeros(len(self.geoms), dtype=np.int64)
+        self._rows[self.static_rows] = np.arange(n_static)
+        self._rows[self.moving_rows] = n_static + self._moving_inverse
         # the boxes are a function of the frames of the bodies that carry the moving geoms (and
         # of the points' bodies), which forward kinematics computes from the positions of the
         # joints between them and the world alone: while those are bit-identical (and the
@@ -137,19 +144,19 @@ class ReadPlan:
         ).astype(np.int64)
         addresses = _chain_qpos(model, self.key_bodies)
         self.key_qpos = _as_slice(addresses)
-        self._key = np.zeros(len(addresses))
+        self._key: list[float] = [0.0] * len(addresses)  # plain floats: list == is numpy's == per item
         self._kept: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def _boxes(self, model, data, static_version: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self._lo, self._hi
+        table_lo, table_hi = self._table_lo, self._table_hi
+        n_static = len(self.static_rows)
         if self._static is None or self._static[0] != static_version:
             static_lo, static_hi = geom_boxes(model, data, self.geoms[self.static_rows])
-            lo[self.static_rows], hi[self.static_rows] = static_lo, static_hi
+            table_lo[:n_static], table_hi[:n_static] = static_lo, static_hi
             self._static = (static_version, static_lo, static_hi)
-        moving_lo, moving_hi = self._moving_boxes(data)
-        inverse = self._moving_inverse
-        lo[self.moving_rows], hi[self.moving_rows] = moving_lo[inverse], moving_hi[inverse]
-        return lo, hi
+        table_lo[n_static:], table_hi[n_static:] = self._moving_boxes(data)
+        rows = self._rows
+        return table_lo[rows], table_hi[rows]
 
     def _moving_boxes(self, data) -> tuple[np.ndarray, np.ndarray]:
         """:func:`geom_boxes` of the moving geoms, each once, with their local boxes kept.
@@ -182,10 +189,9 @@ class ReadPlan:
         hence the same frames and boxes.
         """
         kept = self._kept
-        key = self._key
-        joints = data.qpos[self.key_qpos]
+        joints = data.qpos[self.key_qpos].tolist()
         if static_version >= 0 and kept is not None and kept[0] == static_version \
-                and _EQUAL(joints, key).all():
+                and joints == self._key:
             return [kept[1], kept[2]]
         if static_version < 0:
             lo, hi = geom_boxes(model, data, self.geoms)
@@ -199,6 +205,6 @@ class ReadPlan:
             box_hi[self.point_rows] = points
         box_lo, box_hi = box_lo.ravel(), box_hi.ravel()
         if static_version >= 0:
-            key[:] = joints
+            self._key = joints
             self._kept = (static_version, box_lo, box_hi)
         return [box_lo, box_hi]
