@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from simjudge.cli_judges_image import shard_task_seed
 from simjudge.judges.learned.image_data import concat_image_shards
 from simjudge.judges.learned.image_train import (
     ImageTrainSettings,
@@ -37,11 +38,11 @@ VALIDATION_TASKS = ("CloseDoor-v0", "PressMicrowaveButton-v0", "OpenKettleLid-v0
 
 
 def _task(path: Path) -> str:
-    return path.stem.rpartition("__seed")[0]
+    return shard_task_seed(path)[0]
 
 
 def _seed(path: Path) -> int:
-    return int(path.stem.rpartition("__seed")[2])
+    return shard_task_seed(path)[1]
 
 
 def main() -> None:

@@ -204,10 +204,18 @@ def _succeeded(rows: list[dict], budget: int) -> list[dict]:
     return [r for r in rows if r["success"] and r["steps_to_success"] <= budget]
 
 
+def _by_reward(rows: list[dict]) -> dict[str, list[dict]]:
+    """Rows grouped by reward, in the order the rewards first appear."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["reward"], []).append(r)
+    return groups
+
+
 def _summary(rows: list[dict], budget: int, seeds: int) -> None:
     for task in dict.fromkeys(r["task"] for r in rows):
-        for reward in dict.fromkeys(r["reward"] for r in rows if r["task"] == task):
-            mine = [r for r in rows if r["task"] == task and r["reward"] == reward]
+        task_rows = [r for r in rows if r["task"] == task]
+        for reward, mine in _by_reward(task_rows).items():
             ok = _succeeded(mine, budget)
             steps = [r["steps_to_success"] for r in ok]
             med = f"median {statistics.median(steps):,.0f} steps" if steps else "no success"
@@ -217,7 +225,7 @@ def _summary(rows: list[dict], budget: int, seeds: int) -> None:
                 f"{task:18s} {reward:>12s} {len(ok)}/{len(mine)} seeds ≤ {budget:,} steps ({med}, "
                 f"median wall {wall:.0f} s): {verdict} the target (≥ 4/5 seeds ≤ 50k steps)"
             )
-        _ratios([r for r in rows if r["task"] == task], budget)
+        _ratios(task_rows, budget)
 
 
 def step_ratios(rows: list[dict], budget: int) -> dict[str, float | None]:
@@ -230,28 +238,27 @@ def step_ratios(rows: list[dict], budget: int) -> dict[str, float | None]:
     Returns:
         Reward → ratio, None where either reward never succeeded.
     """
-    rewards = list(dict.fromkeys(r["reward"] for r in rows))
-    medians = {}
-    for reward in rewards:
-        steps = [r["steps_to_success"] for r in _succeeded(
-            [r for r in rows if r["reward"] == reward], budget)]
+    medians: dict[str, float | None] = {}
+    for reward, mine in _by_reward(rows).items():
+        steps = [r["steps_to_success"] for r in _succeeded(mine, budget)]
         medians[reward] = statistics.median(steps) if steps else None
-    base = medians[rewards[0]]
-    return {w: (m / base if m is not None and base else None)
-            for w, m in medians.items() if w != rewards[0]}
+    first, *later = medians
+    base = medians[first]
+    return {w: (m / base if (m := medians[w]) is not None and base else None) for w in later}
 
 
 def _ratios(rows: list[dict], budget: int) -> None:
-    rewards = list(dict.fromkeys(r["reward"] for r in rows))
+    groups = _by_reward(rows)
+    k = {w: len(_succeeded(g, budget)) for w, g in groups.items()}
+    n = {w: len(g) for w, g in groups.items()}
+    first = next(iter(groups))
     for reward, ratio in step_ratios(rows, budget).items():
-        k = {w: len(_succeeded([r for r in rows if r["reward"] == w], budget)) for w in rewards}
-        n = {w: sum(r["reward"] == w for r in rows) for w in rewards}
         text = f"{ratio:.2f}" if ratio is not None else "n/a"
         verdict = ("meets" if ratio is not None and ratio <= 2.0 and k[reward] >= 0.8 * n[reward]
                    else "MISSES")
         print(
-            f"{rows[0]['task']:18s} median steps {reward} ÷ {rewards[0]} = {text} "
-            f"({reward} {k[reward]}/{n[reward]}, {rewards[0]} {k[rewards[0]]}/{n[rewards[0]]}): "
+            f"{rows[0]['task']:18s} median steps {reward} ÷ {first} = {text} "
+            f"({reward} {k[reward]}/{n[reward]}, {first} {k[first]}/{n[first]}): "
             f"{verdict} issue 10's target (≥ 4/5 seeds, ratio ≤ 2)"
         )
 

@@ -166,9 +166,7 @@ def train_obs_progress(config: JudgesTrainConfig) -> dict[str, object]:
         raise ConfigError(f"no shards in {config.data}/shards; run `simjudge judges dataset "
                           f"--out {config.data}` first")
 
-    def parse(p: Path) -> tuple[str, int]:
-        task, _, seed = p.stem.rpartition("__seed")
-        return task, int(seed)
+    from .cli_judges_image import shard_task_seed as parse  # one shard-name parser
 
     train = [p for p in shards if parse(p)[0] in OBS_TRAIN_TASKS
              and parse(p)[1] != config.val_seed]

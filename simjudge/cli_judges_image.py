@@ -29,7 +29,7 @@ from simjudge.judges.learned.splits import (
 )
 from simjudge.tasks.spec.config import ConfigError
 
-__all__ = ["build_image_shard", "image_model_card", "train_image_progress"]
+__all__ = ["build_image_shard", "image_model_card", "shard_task_seed", "train_image_progress"]
 
 
 def build_image_shard(task: str, seed: int, folder: Path, embed: Any,
@@ -85,7 +85,8 @@ def build_image_shard(task: str, seed: int, folder: Path, embed: Any,
     return path
 
 
-def _parse(path: Path) -> tuple[str, int]:
+def shard_task_seed(path: Path) -> tuple[str, int]:
+    """Task id and rollout seed of a shard file ``<task>__seed<s>.npz``."""
     task, _, seed = path.stem.rpartition("__seed")
     return task, int(seed)
 
@@ -114,12 +115,13 @@ def train_image_progress(config: Any) -> dict[str, Any]:
     if not shards:
         raise ConfigError(f"no image shards in {config.data}/images; run `simjudge judges "
                           f"dataset --images --out {config.data}` first")
-    train = [p for p in shards if _parse(p)[0] in TRAIN_TASKS and _parse(p)[1] != config.val_seed]
+    train = [p for p in shards
+             if shard_task_seed(p)[0] in TRAIN_TASKS and shard_task_seed(p)[1] != config.val_seed]
     splits = {
-        "heldout_instances": [p for p in shards if _parse(p)[0] in TRAIN_TASKS
-                              and _parse(p)[1] == config.val_seed],
-        "heldout_tasks": [p for p in shards if _parse(p)[0] in HELDOUT_TASKS],
-        "heldout_categories": [p for p in shards if _parse(p)[0] in HELDOUT_CATEGORY_TASKS],
+        "heldout_instances": [p for p in shards if shard_task_seed(p)[0] in TRAIN_TASKS
+                              and shard_task_seed(p)[1] == config.val_seed],
+        "heldout_tasks": [p for p in shards if shard_task_seed(p)[0] in HELDOUT_TASKS],
+        "heldout_categories": [p for p in shards if shard_task_seed(p)[0] in HELDOUT_CATEGORY_TASKS],
     }
     if not train:
         raise ConfigError(f"no training image shards in {config.data}/images (tasks "
@@ -154,7 +156,7 @@ def image_model_card(report: dict[str, Any]) -> str:
     metrics = report["metrics"]
     settings = report["train"]["settings"]
     shards = [Path(name) for name in report["train_shards"]]
-    trained = sorted({_parse(p)[0] for p in shards})
+    trained = sorted({shard_task_seed(p)[0] for p in shards})
     lines = [
         "# image-progress: model card", "",
         "Learned progress potential Φ̂ ∈ [0, 1] from a rendered exterior RGB frame, the first "
