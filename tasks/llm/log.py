@@ -9,19 +9,32 @@ Line fields:
     ``latency_s``, ``prompt_tokens``, ``completion_tokens``, ``finish_reason``,
     ``constrained``, and unless ``include_content=False``: ``request`` (messages and
     parameters) and ``text`` (the reply).
+
+Images (``data:`` URLs of image parts, e.g. rendered frames sent to a VLM) are not copied into
+every line: each distinct image is stored once as ``<log name>.images/<sha256>.<ext>`` and the
+line's URL becomes ``simjudge-image:<sha256>.<ext>``; :meth:`LLMLog.read` puts the ``data:``
+URLs back, so readers see the request as it was sent. Why: a judge that sends keyframes every
+few steps would otherwise write megabytes of base64 per episode, mostly the same frames.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from simjudge.tasks.spec.io import atomic_write
+
 from .base import LLMRequest, LLMResponse
 
-__all__ = ["LLMLog"]
+__all__ = ["IMAGE_REF_PREFIX", "LLMLog"]
+
+IMAGE_REF_PREFIX = "simjudge-image:"
+"""How a logged image part points at its stored file (``simjudge-image:<sha256>.<ext>``)."""
 
 
 class LLMLog:
@@ -30,6 +43,19 @@ class LLMLog:
     Args:
         path: The ``.jsonl`` file; parent folders are created.
         include_content: Also store messages and reply text (set False for private data).
+
+    Example:
+        >>> import tempfile
+        >>> from simjudge.tasks.llm.base import LLMRequest, LLMResponse
+        >>> png = base64.b64encode(b"a frame").decode()
+        >>> part = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png}}
+        >>> msg = {"role": "user", "content": [{"type": "text", "text": "progress?"}, part]}
+        >>> log = LLMLog(Path(tempfile.mkdtemp()) / "llm_log.jsonl")
+        >>> _ = log.append(LLMRequest(messages=[msg]), LLMResponse(text="50", model="m", backend="replay"))
+        >>> "base64" in log.path.read_text(), len(list(log.image_folder.iterdir()))
+        (False, 1)
+        >>> log.read()[0]["request"]["messages"] == [msg]
+        True
     """
 
     def __init__(self, path: str | Path, *, include_content: bool = True) -> None:
@@ -44,7 +70,7 @@ class LLMLog:
         record.update(response.to_dict())
         text = record.pop("text")
         if self.include_content:
-            record["request"] = request.to_dict()
+            record["request"] = self._store_images(request.to_dict())
             record["text"] = text
         line = json.dumps(record, ensure_ascii=False) + "\n"
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
@@ -56,7 +82,67 @@ class LLMLog:
         if not self.path.exists():
             return []
         with self.path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+            records = [json.loads(line) for line in fh if line.strip()]
+        for record in records:
+            if "request" in record:
+                record["request"] = _map_image_urls(record["request"], self._inline)
+        return records
+
+    @property
+    def image_folder(self) -> Path:
+        """Where the log's images are stored, one file per distinct image."""
+        return self.path.with_name(self.path.name + ".images")
+
+    def _store_images(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request with each image ``data:`` URL replaced by a reference to its stored file."""
+        return _map_image_urls(request, self._store)
+
+    def _store(self, url: str) -> str:
+        head, sep, data = url.partition(",")
+        if not (head.startswith("data:image/") and head.endswith(";base64") and sep):
+            return url
+        ext = head[len("data:image/") : -len(";base64")] or "bin"
+        raw = base64.b64decode(data)
+        name = f"{hashlib.sha256(raw).hexdigest()}.{ext}"
+        path = self.image_folder / name
+        if not path.exists():
+            atomic_write(path, raw)
+        return IMAGE_REF_PREFIX + name
+
+    def _inline(self, url: str) -> str:
+        if not url.startswith(IMAGE_REF_PREFIX):
+            return url
+        name = url[len(IMAGE_REF_PREFIX) :]
+        path = self.image_folder / name
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{self.path} refers to image {name}, which is missing from {self.image_folder}; "
+                "copy the log together with its .images folder"
+            )
+        ext = name.rpartition(".")[2]
+        return f"data:image/{ext};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
     def __repr__(self) -> str:
         return f"LLMLog({str(self.path)!r})"
+
+
+def _map_image_urls(request: dict[str, Any], change: Any) -> dict[str, Any]:
+    """A copy of ``request`` with ``change(url) -> url`` applied to every image part's URL.
+
+    A copy: the caller's messages (shared with the live request) are never modified.
+    """
+    messages = []
+    for message in request.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            message = {**message, "content": [_map_part(part, change) for part in content]}
+        messages.append(message)
+    return {**request, "messages": messages} if "messages" in request else request
+
+
+def _map_part(part: Any, change: Any) -> Any:
+    image = part.get("image_url") if isinstance(part, dict) else None
+    if part.get("type") != "image_url" or not isinstance(image, dict):
+        return part
+    url = image.get("url")
+    return {**part, "image_url": {**image, "url": change(url)}} if isinstance(url, str) else part

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from simjudge.envs.action_modes import check_cartesian_action
+from simjudge.envs.action_modes import check_cartesian_action, pose_of_quat
 from simjudge.envs.backends import CameraSpec
 from simjudge.envs.transforms import (
     quat_conjugate,
@@ -32,13 +32,9 @@ _WRIST_BACK = 0.12
 """How far behind the suction point (m, along the gripper axis) the wrist camera sits."""
 
 
-def quat_to_rpy(quat: np.ndarray) -> np.ndarray:
-    """Roll, pitch, yaw (the inverse of :func:`~simjudge.envs.transforms.rpy_matrix`)."""
-    m = quat_to_matrix(np.asarray(quat, dtype=float))
-    pitch = math.asin(max(-1.0, min(1.0, -m[2, 0])))
-    roll = math.atan2(m[2, 1], m[2, 2])
-    yaw = math.atan2(m[1, 0], m[0, 0])
-    return np.array([roll, pitch, yaw])
+quat_to_rpy = pose_of_quat
+"""Roll, pitch, yaw of a quaternion: :func:`simjudge.envs.action_modes.pose_of_quat` (one
+implementation for the cartesian action mode and the policies' proprioception)."""
 
 
 def wrist_camera(env: Any, size: tuple[int, int]) -> CameraSpec:

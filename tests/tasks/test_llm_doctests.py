@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "simjudge.tasks.llm.base",
     "simjudge.tasks.llm.replay",
+    "simjudge.tasks.llm.log",
     "simjudge.tasks.llm.factory",
     "simjudge.tasks.pool",
     "simjudge.tasks.pool_seed",
