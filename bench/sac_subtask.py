@@ -186,7 +186,18 @@ def _run(args: tuple[str, dict, int, dict, str]) -> dict:
         "wall_time_s": round(result.wall_time_s, 1),
         "best_success_rate": result.best_success_rate,
         "reason": result.reason,
+        "before_learning": passed_before_learning(result.steps_to_success, config.learning_starts),
     }
+
+
+def passed_before_learning(steps_to_success: int | None, learning_starts: int) -> bool:
+    """Whether the threshold was reached before SAC's first gradient step.
+
+    Until ``learning_starts`` env steps SAC only collects random actions, so an evaluation
+    that passes by then judged the untrained actor: the subtask was passed without learning
+    and says nothing about the reward it was trained on.
+    """
+    return steps_to_success is not None and steps_to_success <= learning_starts
 
 
 HEADER = f"{'task':18s} {'reward':>12s} {'seed':>4s} {'success':>7s} {'steps':>8s} {'wall s':>8s}  best rate"
@@ -194,6 +205,8 @@ HEADER = f"{'task':18s} {'reward':>12s} {'seed':>4s} {'success':>7s} {'steps':>8
 
 def _row(r: dict) -> str:
     steps = r["steps_to_success"] if r["success"] else f">{r['env_steps']}"
+    if r.get("before_learning"):
+        steps = f"{steps}*"  # passed by the untrained actor (see the summary)
     return (
         f"{r['task']:18s} {r['reward']:>12s} {r['seed']:4d} {str(r['success']):>7s} {steps!s:>8s} "
         f"{r['wall_time_s']:8.1f}  {r['best_success_rate']:.2f}"
@@ -226,6 +239,14 @@ def _summary(rows: list[dict], budget: int, seeds: int) -> None:
                 f"median wall {wall:.0f} s): {verdict} the target (≥ 4/5 seeds ≤ 50k steps)"
             )
         _ratios(task_rows, budget)
+        untrained = [r for r in task_rows if r.get("before_learning")]
+        if untrained:
+            which = ", ".join(f"{r['reward']} seed {r['seed']}" for r in untrained)
+            print(
+                f"{task:18s} * {len(untrained)}/{len(task_rows)} runs passed before learning started "
+                f"({which}): the untrained actor already reaches the threshold there, so those "
+                "runs do not tell the rewards apart"
+            )
 
 
 def step_ratios(rows: list[dict], budget: int) -> dict[str, float | None]:

@@ -50,3 +50,17 @@ def test_summary_prints_k_of_n_and_ratio(capsys: pytest.CaptureFixture[str]) -> 
     assert "privileged 5/5 seeds" in out
     assert "obs-progress 4/5 seeds" in out
     assert "= 3.00" in out and "MISSES issue 10" in out
+
+
+def test_runs_passed_before_learning_are_flagged(capsys) -> None:
+    bench = _bench()
+    assert bench.passed_before_learning(1, learning_starts=1000)
+    assert bench.passed_before_learning(1000, learning_starts=1000)
+    assert not bench.passed_before_learning(1001, learning_starts=1000)
+    assert not bench.passed_before_learning(None, learning_starts=1000)
+    rows = [_row("privileged", 0, 1), _row("privileged", 1, 2251)]
+    rows[0]["before_learning"], rows[1]["before_learning"] = True, False
+    assert bench._row(rows[0]).split()[4] == "1*"
+    bench._summary(rows, budget=4000, seeds=2)
+    out = capsys.readouterr().out
+    assert "1/2 runs passed before learning started (privileged seed 0)" in out
