@@ -57,7 +57,14 @@ __all__ = [
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-_SCHEMA_REJECT_STATUS = frozenset({400, 404, 422, 501})
+_SCHEMA_REJECT_STATUS = frozenset({400, 404, 422, 500, 501})
+"""Statuses after which a ``json_schema`` request is tried once more without the schema.
+
+500 is among them because some servers (llama_cpp.server with grammars it cannot build)
+crash on the schema rather than reject it: the 500 persists through the retries, the plain
+request then goes through, and the client stops sending schemas to that server. A server
+that fails the plain request too raises that request's error.
+"""
 
 
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -183,6 +183,27 @@ def test_json_schema_rejected_falls_back_to_plain(server):
     assert len(server.requests) == 3 and "response_format" not in server.requests[2]["body"]
 
 
+def test_json_schema_crashing_server_falls_back_after_retries(server):
+    def script(body):  # llama_cpp.server answers 500 when it cannot build the grammar
+        if "response_format" in body:
+            return 500, {"error": {"message": "grammar build failed"}}
+        return chat_reply('{"answer": 4}')
+
+    server.script = script
+    client = client_for(server, max_retries=1)
+    reply = client.complete(MSGS, json_schema=SCHEMA)
+    assert reply.text == '{"answer": 4}' and not reply.constrained
+    assert ["response_format" in r["body"] for r in server.requests] == [True, True, False]
+    assert not client.schema_supported
+
+
+def test_server_error_on_plain_fallback_is_raised(server):
+    server.script = lambda body: (500, {"error": "down"})
+    with pytest.raises(LLMHTTPError, match="gave up after 2 attempts"):
+        client_for(server, max_retries=1).complete(MSGS, json_schema=SCHEMA)
+    assert ["response_format" in r["body"] for r in server.requests] == [True, True, False, False]
+
+
 def test_structured_reprompts_after_invalid_json(server):
     server.script = [chat_reply("Sure! Here it is: {answer: four}"),
                      chat_reply('```json\n{"answer": "four"}\n```'),
