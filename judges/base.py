@@ -196,6 +196,19 @@ class Judge:
             return note
         return self._explain(fast)
 
+    def wants_frame(self, step: int, done: bool) -> bool:
+        """Whether the judge reads ``transition.frame`` on this step (wrappers render only then).
+
+        Asked by the wrappers just before :meth:`observe` of the same step. The default is
+        :attr:`needs_frames` on every step; a judge that reads frames only on some steps
+        (``vlm-step``'s keyframes) says which, and gets ``frame=None`` on the others.
+
+        Args:
+            step: Index within the judged episode (0 = reset state).
+            done: Whether the env ended the episode on this step.
+        """
+        return self.needs_frames
+
     @property
     def needs_transition(self) -> bool:
         """Whether the fast path needs the full :class:`Transition` (no ``_fast`` of its own)."""

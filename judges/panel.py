@@ -104,6 +104,10 @@ class JudgePanel(Judge):
             return None
         return sum(self.weights[n] * b for n, b in zip(self.judges, known, strict=True))
 
+    def wants_frame(self, step: int, done: bool) -> bool:
+        """True if any member reads a frame on this step."""
+        return any(j.wants_frame(step, done) for j in self.judges.values())
+
     def _bind_observers(self) -> tuple[tuple[Any, float], ...]:
         """(member.observe_fast, weight) in member order: the panel's hot loop."""
         return tuple((j.observe_fast, self.weights[n]) for n, j in self.judges.items())

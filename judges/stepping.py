@@ -138,8 +138,11 @@ class BaseJudgeWrapper(gym.Wrapper):
     # driving the judge ------------------------------------------------------------------------
     def _transition(self, step: int, obs: Any, info: dict[str, Any], **kw: Any) -> Transition:
         frame = None
-        if self.judge.needs_frames and self.env.render_mode == "rgb_array":
-            frame = cast(np.ndarray, self.env.render())  # rgb_array: one frame array
+        judge = self.judge
+        if judge.needs_frames and self.env.render_mode == "rgb_array":
+            done = bool(kw.get("terminated") or kw.get("truncated"))
+            if judge.wants_frame(step, done):  # e.g. vlm-step: its keyframes only
+                frame = cast(np.ndarray, self.env.render())  # rgb_array: one frame array
         return Transition(step=step, view=self._view, obs=obs, info=info, frame=frame, **kw)
 
     def _follow_leader(self) -> FastSignal:

@@ -7,7 +7,8 @@ exterior RGB frame — with the episode's first frame as a reference unless
 Φ = estimate / 100, held between keyframes (and kept when every sample of a keyframe was
 unparseable, which the details then say). With ``k > 1`` the estimate is the mean (or vote)
 of ``k`` samples and the details carry each sample and their spread (EQA-RM test-time
-scaling).
+scaling). The judge wrappers render a frame only on keyframe steps
+(:meth:`VLMStepJudge.wants_frame`); between them no frame is rendered or read.
 
 Details (same keys on every step): ``score`` (0–100 or None), ``samples``, ``valid``,
 ``invalid``, ``spread``, ``format_ok``, ``parsed_by``, ``reasons``, ``judged_step`` (the
@@ -124,15 +125,17 @@ class VLMStepJudge(VLMJudgeBase):
         reason = f"VLM progress {agg.score:.0f}/100{spread} ({agg.n_valid}/{self.k} valid){why}"
         return JudgeSignal(phi, phi, reason=reason, details=details), replies
 
+    def wants_frame(self, step: int, done: bool) -> bool:
+        """Keyframes only: steps 0, every, 2·every …, the last step, and until one was judged."""
+        return step % self.every == 0 or done or self._held is None
+
     def _observe(self, transition: Transition) -> JudgeSignal:
+        done = bool(transition.terminated or transition.truncated)
+        if not self.wants_frame(transition.step, done):  # Φ held: no frame is read (or rendered)
+            return self._held_signal(transition.step)
         frame = shrink(transition.frame, self.size)  # raises VLMFrameError without a frame
         if transition.step == 0 or self._first is None:
             self._first = frame
-        due = (transition.step % self.every == 0 or transition.terminated
-               or transition.truncated or self._held is None)
-        if not due:
-            assert self._held is not None
-            return self._held_signal(transition.step)
         reference = self._first if self.reference and transition.step > 0 else None
         signal, _ = self.estimate(frame, reference)
         details = {**signal.details, "judged_step": transition.step, "held": False,
