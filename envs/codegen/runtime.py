@@ -40,7 +40,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from types import CodeType, FrameType, TracebackType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 try:  # POSIX only; elsewhere the memory check is skipped
     import resource
@@ -323,10 +323,7 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
                 run.check()
             return result
         except Exception as exc:
-            err = _typed_error(exc)
-            if err is exc:
-                raise
-            raise err from exc
+            _raise_typed(exc)
         finally:
             _tls.run = previous_run
     previous_trace = sys.gettrace()
@@ -336,10 +333,7 @@ def execute(run: RunState, body: Callable[[], T]) -> T:
         run.check()
         return result
     except Exception as exc:
-        err = _typed_error(exc)
-        if err is exc:
-            raise
-        raise err from exc
+        _raise_typed(exc)
     finally:
         sys.settrace(previous_trace)
         _tls.run = previous_run
@@ -381,10 +375,7 @@ def lean_call(
                 if _clock() > deadline:
                     raise _late(limits)
             except Exception as exc:
-                err = _typed_error(exc)
-                if err is exc:
-                    raise
-                raise err from exc
+                _raise_typed(exc)
             owner.last_output = ""
             return result
 
@@ -400,10 +391,7 @@ def lean_call(
             if _clock() > run.deadline or run.steps > max_steps:
                 run.check()
         except Exception as exc:
-            err = _typed_error(exc)
-            if err is exc:
-                raise
-            raise err from exc
+            _raise_typed(exc)
         finally:
             _tls.run = previous
             owner.last_output = "".join(run.output) if run.output else ""
@@ -412,6 +400,18 @@ def lean_call(
         return result
 
     return call
+
+
+def _raise_typed(exc: Exception) -> NoReturn:
+    """Raise what generated code's failure ``exc`` is reported as (:func:`_typed_error`).
+
+    Called from the ``except`` clause of every way generated code is run, so the typing of
+    failures is written once; the happy path does not pay for it.
+    """
+    err = _typed_error(exc)
+    if err is exc:
+        raise exc
+    raise err from exc
 
 
 def _typed_error(exc: Exception) -> GeneratedCodeError:
