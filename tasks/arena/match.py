@@ -78,6 +78,35 @@ def check_evaluator(spec: str) -> str:
     return spec
 
 
+def check_preference(spec: str | None) -> Any:
+    """The preference judge of a ``prefer`` spec (None for the tie rule), built and checked.
+
+    The arena hands it the two sides' Φ traces, so it must be a pairwise judge in Φ mode
+    (``preference``, ``preference:statistic=area,margin=0.1``), not one that needs frames.
+
+    Raises:
+        ArenaEvaluatorError: The registry cannot build it, it has no ``judge_pair``, or it
+            would ask a VLM (which needs frames the arena does not render).
+    """
+    if spec is None:
+        return None
+    from simjudge.judges import make_judge
+
+    try:
+        judge = make_judge(spec)
+    except (ValueError, LookupError, TypeError) as exc:
+        raise ArenaEvaluatorError(f"prefer {spec!r}: {exc}") from exc
+    if not callable(getattr(judge, "judge_pair", None)):
+        raise ArenaEvaluatorError(
+            f"prefer {spec!r} is not a pairwise judge (no judge_pair); use 'preference' or "
+            "'preference:statistic=area|final|max,margin=M'")
+    if getattr(judge, "mode", "phi") != "phi":
+        raise ArenaEvaluatorError(
+            f"prefer {spec!r} asks a VLM, which needs frames the arena does not render; use "
+            "the Φ-trace form ('preference' without a server)")
+    return judge
+
+
 def judged_by_judge(spec: str) -> bool:
     """Whether the evaluator's signals come from a judge (else from the simulator)."""
     return spec != "oracle"
@@ -143,7 +172,7 @@ def play_side(env: Any, spec: str, seed: int, snapshot: Any, judged: bool,
 def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str = "oracle",
                handle_a: str = "A", handle_b: str = "B", margin: float = 10.0,
                speed_margin: float = 0.2, horizon: int | None = None,
-               episodes_dir: str | None = None) -> dict[str, Any]:
+               episodes_dir: str | None = None, prefer: str | None = None) -> dict[str, Any]:
     """Play one match and judge it.
 
     Args:
@@ -158,6 +187,8 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
         speed_margin: Tie rule: relative step saving that counts.
         horizon: Episode length (default: the task's).
         episodes_dir: Write each side's episode record under this folder.
+        prefer: Preference judge spec (``preference``) deciding from the two Φ traces
+            instead of the tie rule (:func:`~.evaluator.judge_match`).
 
     Returns:
         ``progress_a``, ``progress_b``, ``preference``, ``reason``, ``rule``, ``details``
@@ -172,7 +203,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
     snapshot = env.unwrapped.get_state()
     a, timing_a = play_side(env, spec_a, seed, snapshot, judged, out_dir, handle_a)
     b, timing_b = play_side(env, spec_b, seed, snapshot, judged, out_dir, handle_b)
-    verdict = judge_match(a, b, TieRule(margin, speed_margin))
+    verdict = judge_match(a, b, TieRule(margin, speed_margin), prefer=check_preference(prefer))
     details = dict(verdict.details)
     details["A"] = {**details["A"], "timing": timing_a}
     details["B"] = {**details["B"], "timing": timing_b}

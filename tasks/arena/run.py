@@ -33,7 +33,7 @@ from simjudge.judges.metrics.rankings import Comparison, Ranking, RankingError
 from simjudge.tasks.spec.rundir import RunDir, RunDirCorruptError
 
 from .critique import REASON_MODES, ReasonWriter, make_reason_writer
-from .match import ArenaEvaluatorError, check_evaluator, play_match
+from .match import ArenaEvaluatorError, check_evaluator, check_preference, play_match
 from .rank import compute_rankings, rankings_payload
 from .sampling import sample_match
 from .store import DB_FILE, ArenaStore, MatchResult
@@ -41,7 +41,7 @@ from .store import DB_FILE, ArenaStore, MatchResult
 __all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "rank_arena", "run_arena"]
 
 IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon",
-            "reason", "reason_llm")
+            "prefer", "reason", "reason_llm")
 """Config keys a resumed arena run must share (``matches`` may grow)."""
 BATCH = 8
 """Matches handed to the executor at once; verdicts reach the database after each batch."""
@@ -77,7 +77,8 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
               episodes: bool = False, executor: Any = None, resume: bool = False,
               config: Mapping[str, Any] | None = None, progress: bool = True,
               reason: str = "template", reason_llm: str | None = None,
-              llm_cache: str | Path | None = None, llm_mode: str = "auto") -> dict[str, Any]:
+              llm_cache: str | Path | None = None, llm_mode: str = "auto",
+              prefer: str | None = None) -> dict[str, Any]:
     """Plan and play an arena's matches (resumable); return the match counts.
 
     Args:
@@ -101,6 +102,8 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
             ``openai:MODEL``; default ``$SIMJUDGE_LLM`` or the embedded default).
         llm_cache: Replay cache of the critiques (default ``<out>/llm_cache``).
         llm_mode: ``auto``, ``record`` or ``replay`` (recorded critiques only).
+        prefer: Preference judge spec deciding each match from the Φ traces instead of the
+            tie rule (``preference``); checked before any match is played.
 
     Returns:
         ``{"counts": {pending, done, failed}, "db": path}``.
@@ -110,12 +113,13 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
     from simjudge.tasks.executors import Job, JobStore, make_executor
 
     check_evaluator(evaluator)
+    check_preference(prefer)
     if reason not in REASON_MODES:
         raise ArenaEvaluatorError(f"reason {reason!r} is not one of {list(REASON_MODES)}")
     run = RunDir(out)
     identity = {"policies": dict(sorted(policies.items())), "tasks": list(tasks), "seed": seed,
                 "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                "horizon": horizon}
+                "horizon": horizon, "prefer": prefer}
     writer = _reason_writer(reason, reason_llm, out, llm_cache, llm_mode, seed)
     identity.update(reason=reason, reason_llm=writer.spec if writer is not None else None)
     run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
@@ -128,7 +132,7 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
         own = executor is None
         executor = executor or make_executor("serial")
         kwargs = {"evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                  "horizon": horizon}
+                  "horizon": horizon, "prefer": prefer}
         counts = store.counts()
         try:
             with tqdm(total=counts["pending"] + counts["done"] + counts["failed"],

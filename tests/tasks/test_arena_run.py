@@ -123,3 +123,27 @@ def test_two_processes_run_the_same_arena(tmp_path):
     with ArenaStore(out / "arena.sqlite") as store:
         assert store.counts() == {"pending": 0, "done": 8, "failed": 0}
         assert [m.idx for m in store.planned()] == list(range(8))
+
+
+def test_prefer_decides_matches_with_the_preference_judge(tmp_path):
+    """`--prefer preference`: every match is decided by the judge from the sides' Φ traces."""
+    out = tmp_path / "arena"
+    args = ["arena", "run", "--policy", "good=oracle", "--policy", "idle=zero", "--tasks",
+            "OpenDrawer-v0", "--matches", "3", "--executor", "serial", "--prefer",
+            "preference:statistic=final", "--no-report", "--out", str(out)]
+    assert main(args) == 0
+    with ArenaStore(out / "arena.sqlite") as store:
+        rows = store.results()
+    assert len(rows) == 3
+    for row in rows:
+        assert row["details"]["rule"] == "preference"
+        # the oracle opens the drawer, the idle policy does not: the final Φ decides
+        assert row["preference"] == ("A" if row["policy_a"] == "good" else "B"), row
+        assert row["reason"]
+    config = json.loads((out / "config.json").read_text())
+    assert config["prefer"] == "preference:statistic=final"
+    with pytest.raises(RunDirError, match="prefer"):  # a resume must keep the same rule
+        run_arena(out, {"good": "oracle", "idle": "zero"}, ["OpenDrawer-v0"], matches=3,
+                  resume=True, progress=False)
+    assert main(["arena", "run", "--policy", "a=oracle", "--policy", "b=zero", "--tasks",
+                 "OpenDrawer-v0", "--prefer", "privileged", "--out", str(tmp_path / "z")]) == 2
