@@ -107,7 +107,7 @@ def train_image_progress(config: Any) -> dict[str, Any]:
         ImageTrainSettings,
         pair_accuracy,
         predict_images,
-        train_image_net,
+        train_image_ensemble,
     )
     from simjudge.tasks.spec.provenance import versions
 
@@ -130,7 +130,7 @@ def train_image_progress(config: Any) -> dict[str, Any]:
                                   seed=config.seed, threads=config.threads)
     start = time.perf_counter()
     data = concat_image_shards(train)
-    net, log = train_image_net(data, settings)
+    net, log = train_image_ensemble(data, settings)
     metrics: dict[str, Any] = {"train_seconds": time.perf_counter() - start,
                                "load_average": [round(x, 2) for x in os.getloadavg()]}
     for name, paths in splits.items():
@@ -149,6 +149,14 @@ def train_image_progress(config: Any) -> dict[str, Any]:
                                                                      default=str))
     (out.parent / "IMAGE_MODEL_CARD.md").write_text(image_model_card(report))
     return report
+
+
+def _members_text(settings: dict[str, Any]) -> str:
+    n, seed = int(settings.get("members", 1)), int(settings["seed"])
+    if n == 1:
+        return f"1 (seed {seed})"
+    seeds = ", ".join(str(seed + i) for i in range(n))
+    return f"an ensemble of {n} trained with seeds {seeds}; Φ̂ is the mean of theirs"
 
 
 def image_model_card(report: dict[str, Any]) -> str:
@@ -173,13 +181,15 @@ def image_model_card(report: dict[str, Any]) -> str:
         f"{', '.join(trained)}; per episode a camera drawn within ±12° azimuth / ±6° "
         "elevation / ±10 % distance of the default view, per-body colour tints, brightness "
         "and a light ramp",
+        f"- networks: {_members_text(settings)}",
         f"- training losses: MSE + {settings['rank_weight']} × pairwise ranking (pairs within "
         "episodes, half of them 1–6 steps apart); augmentations: image noise α ≤ "
         f"{settings['max_alpha']}, patch masking, colour jitter",
         f"- held-out tasks (never trained on): {', '.join(HELDOUT_TASKS)}",
         f"- held-out categories (no asset seen): {', '.join(HELDOUT_CATEGORIES)} "
         f"({', '.join(HELDOUT_CATEGORY_TASKS)})",
-        f"- training time: {float(metrics['train_seconds']):.0f} s ({settings['steps']} steps, "
+        f"- training time: {float(metrics['train_seconds']):.0f} s ({settings.get('members', 1)}"
+        f" × {settings['steps']} steps of {settings['batch']} pairs, "
         f"{settings['threads']} CPU thread(s); load average at the end "
         f"{metrics.get('load_average', '?')})", "",
         "| split | states | MAE of Φ̂ | pulse pairs overall | small | medium | large |",

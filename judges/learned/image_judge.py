@@ -4,8 +4,10 @@ Reads only ``transition.frame`` (the env's exterior camera; wrappers render it b
 judge sets ``needs_frames``) and the task description of the context. The first frame it
 sees after :meth:`reset` is the episode's reference; every frame is box-filtered to
 :data:`~.image_data.FRAME_SIZE` and scored with the first one by
-:class:`~.image_model.ImageProgressNet`. Trained on privileged Φ labels (``simjudge judges
-train --judge image-progress``); the shipped weights are :data:`DEFAULT_IMAGE_WEIGHTS`.
+:class:`~.image_model.ImageProgressNet` (or the mean Φ̂ of an
+:class:`~.image_model.ImageProgressEnsemble` of them, as the weights file says). Trained on
+privileged Φ labels (``simjudge judges train --judge image-progress``); the shipped weights
+are :data:`DEFAULT_IMAGE_WEIGHTS`.
 """
 
 from __future__ import annotations

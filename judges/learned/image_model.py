@@ -6,6 +6,8 @@ A 4×4 patch stem (stride 4) and three strided 3×3 conv blocks (GroupNorm, SiLU
 modulated by the projected MiniLM task-text embedding (FiLM: per-channel scale and shift)
 from the second block on; the last feature map is flattened (where things are matters) and
 an MLP gives Φ̂ = sigmoid(·) ∈ [0, 1]. About 4.6 M multiply-adds per frame at 96×72.
+:class:`ImageProgressEnsemble` averages Φ̂ of several such networks (trained with different
+seeds); both are saved to and loaded from one weights file.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from torch import nn
 
 from .model import EMBED_DIM
 
-__all__ = ["ImageProgressNet", "load_image_net", "save_image_net"]
+__all__ = ["ImageProgressEnsemble", "ImageProgressNet", "load_image_net", "save_image_net"]
 
 
 class _Block(nn.Module):
@@ -88,12 +90,49 @@ class ImageProgressNet(nn.Module):
         return torch.sigmoid(self.out(h)[:, 0])
 
 
-def save_image_net(net: ImageProgressNet, path: str | Path, meta: dict[str, Any]) -> str:
-    """Write weights (NPZ of float32 arrays + JSON meta) and ``<path>.sha256``; return the hash."""
+class ImageProgressEnsemble(nn.Module):
+    """Mean Φ̂ of several :class:`ImageProgressNet` of one architecture.
+
+    Args:
+        members: The networks (same ``width``, ``size`` and ``text_dim``).
+
+    Raises:
+        ValueError: No members, or members of different architectures.
+    """
+
+    def __init__(self, members: list[ImageProgressNet]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one network")
+        first = members[0]
+        if any((m.width, m.size, m.text_dim) != (first.width, first.size, first.text_dim)
+               for m in members):
+            raise ValueError("ensemble members must share width, size and text_dim")
+        self.width, self.size, self.text_dim = first.width, first.size, first.text_dim
+        self.members = nn.ModuleList(members)
+
+    def forward(self, current: torch.Tensor, first: torch.Tensor,
+                task: torch.Tensor) -> torch.Tensor:
+        """Mean of the members' Φ̂ (arguments as :meth:`ImageProgressNet.forward`)."""
+        return torch.stack([m(current, first, task) for m in self.members]).mean(dim=0)
+
+
+ImageNet = ImageProgressNet | ImageProgressEnsemble
+"""A single network or an ensemble: both map (current, first, task) to Φ̂ and have ``size``."""
+
+
+def save_image_net(net: ImageNet, path: str | Path, meta: dict[str, Any]) -> str:
+    """Write weights (NPZ of float32 arrays + JSON meta) and ``<path>.sha256``; return the hash.
+
+    An ensemble is stored as its members' arrays (``members.<i>.`` prefixes) with
+    ``arch.members`` = their number.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {k: v.detach().cpu().numpy().astype(np.float32) for k, v in net.state_dict().items()}
     arch = {"width": net.width, "size": list(net.size), "text_dim": net.text_dim}
+    if isinstance(net, ImageProgressEnsemble):
+        arch["members"] = len(net.members)
     payload: dict[str, Any] = {"__meta__": np.array(json.dumps({**meta, "arch": arch},
                                                                default=str)), **arrays}
     tmp = path.with_name(path.name + ".tmp.npz")
@@ -104,7 +143,7 @@ def save_image_net(net: ImageProgressNet, path: str | Path, meta: dict[str, Any]
     return digest
 
 
-def load_image_net(path: str | Path) -> tuple[ImageProgressNet, dict[str, Any]]:
+def load_image_net(path: str | Path) -> tuple[ImageNet, dict[str, Any]]:
     """Network (eval mode) and meta from :func:`save_image_net`'s file.
 
     Raises:
@@ -122,8 +161,14 @@ def load_image_net(path: str | Path) -> tuple[ImageProgressNet, dict[str, Any]]:
         meta = json.loads(str(data["__meta__"]))
         state = {k: torch.from_numpy(np.array(data[k])) for k in data.files if k != "__meta__"}
     arch = meta["arch"]
-    net = ImageProgressNet(width=int(arch["width"]), size=tuple(arch["size"]),
-                           text_dim=int(arch["text_dim"]))
+
+    def make() -> ImageProgressNet:
+        return ImageProgressNet(width=int(arch["width"]), size=tuple(arch["size"]),
+                                text_dim=int(arch["text_dim"]))
+
+    net: ImageNet = make()
+    if "members" in arch:
+        net = ImageProgressEnsemble([make() for _ in range(int(arch["members"]))])
     net.load_state_dict(state)
     net.eval()
     return net, meta

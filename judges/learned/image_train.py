@@ -6,12 +6,13 @@ small tasks are not drowned; half the pairs 1–6 steps apart, as small hops mat
 pairs with |ΔΦ| ≥ ``min_delta``. Augmentations, per sample: RoboPulse image noise with α ≤
 ``max_alpha``, a masked patch (the same on both frames, as a static occluder, or on one)
 and a mild colour jitter shared by the frame and its reference. Deterministic for a seed
-(one CPU thread).
+(one CPU thread). :func:`train_image_ensemble` trains ``members`` such networks with seeds
+``seed``, ``seed + 1``, ... and averages their Φ̂.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -19,10 +20,10 @@ import torch
 from tqdm import tqdm
 
 from .image_data import FRAME_SIZE, ImageBatch
-from .image_model import ImageProgressNet
+from .image_model import ImageNet, ImageProgressEnsemble, ImageProgressNet
 
 __all__ = ["ImageTrainSettings", "augment", "pair_accuracy", "predict_images",
-           "train_image_net"]
+           "train_image_ensemble", "train_image_net"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class ImageTrainSettings:
         max_alpha: Largest image-noise α of the augmentation. p_noise: Its probability.
         p_mask: Probability of a masked patch. width: Conv width of the network.
         height: Frame height. threads: torch threads.
+        members: Networks of :func:`train_image_ensemble` (seeds ``seed`` + 0, 1, ...).
     """
 
     steps: int = 4000
@@ -53,6 +55,7 @@ class ImageTrainSettings:
     height: int = FRAME_SIZE[1]
     channels: int = 32
     threads: int = 1
+    members: int = 1
 
 
 def _to_float(frames: np.ndarray) -> torch.Tensor:
@@ -103,7 +106,7 @@ def _pairs(data: ImageBatch, rng: np.random.Generator, n: int,
     return a, b
 
 
-def _forward(net: ImageProgressNet, data: ImageBatch, idx: np.ndarray, task: torch.Tensor,
+def _forward(net: ImageNet, data: ImageBatch, idx: np.ndarray, task: torch.Tensor,
              settings: ImageTrainSettings | None = None, gen: torch.Generator | None = None
              ) -> torch.Tensor:
     current, first = _to_float(data.frames[idx]), _to_float(data.frames[data.first[idx]])
@@ -153,7 +156,27 @@ def train_image_net(data: ImageBatch, settings: ImageTrainSettings, progress: bo
                  "final_rank": float(rank.detach())}
 
 
-def predict_images(net: ImageProgressNet, data: ImageBatch, chunk: int = 256) -> np.ndarray:
+def train_image_ensemble(data: ImageBatch, settings: ImageTrainSettings, progress: bool = True
+                         ) -> tuple[ImageNet, dict[str, Any]]:
+    """``settings.members`` networks (seeds ``seed``, ``seed + 1``, ...) averaging Φ̂.
+
+    Returns:
+        The single network when ``members`` is 1, else an :class:`ImageProgressEnsemble`;
+        and a log (that of :func:`train_image_net` plus ``members``: the members' logs).
+    """
+    if settings.members < 1:
+        raise ValueError(f"members must be >= 1, got {settings.members}")
+    nets, logs = [], []
+    for i in range(settings.members):
+        net, log = train_image_net(data, replace(settings, seed=settings.seed + i), progress)
+        nets.append(net)
+        logs.append(log)
+    if len(nets) == 1:
+        return nets[0], {**logs[0], "members": logs}
+    return ImageProgressEnsemble(nets), {"settings": asdict(settings), "members": logs}
+
+
+def predict_images(net: ImageNet, data: ImageBatch, chunk: int = 256) -> np.ndarray:
     """Φ̂ of every frame of ``data`` (clean, no augmentation)."""
     task = torch.from_numpy(data.task_emb)
     out = []

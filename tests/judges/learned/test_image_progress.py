@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +20,16 @@ from simjudge.judges.learned.image_data import (
     concat_image_shards,
     load_image_shard,
 )
-from simjudge.judges.learned.image_model import load_image_net, save_image_net
+from simjudge.judges.learned.image_model import (
+    ImageProgressEnsemble,
+    load_image_net,
+    save_image_net,
+)
 from simjudge.judges.learned.image_train import (
     ImageTrainSettings,
     pair_accuracy,
     predict_images,
+    train_image_ensemble,
     train_image_net,
 )
 from simjudge.judges.learned.model import file_sha256
@@ -80,6 +86,31 @@ def test_training_learns_and_is_deterministic(shard: Path, tmp_path: Path) -> No
     path.with_name("w.npz.sha256").write_text("0" * 64 + "  w.npz\n")
     with pytest.raises(ValueError, match="sha256"):
         load_image_net(path)
+
+
+def test_ensemble_averages_members_and_round_trips(shard: Path, tmp_path: Path) -> None:
+    data = concat_image_shards([shard])
+    settings = ImageTrainSettings(steps=6, batch=4, seed=3, members=2)
+    ens, log = train_image_ensemble(data, settings, progress=False)
+    assert isinstance(ens, ImageProgressEnsemble)
+    assert [m["settings"]["seed"] for m in log["members"]] == [3, 4]
+    members = [predict_images(m, data) for m in ens.members]
+    single, _ = train_image_net(data, replace(settings, seed=4), progress=False)
+    assert np.array_equal(members[1], predict_images(single, data))  # member i: seed + i
+    assert not np.allclose(members[0], members[1])
+    pred = predict_images(ens, data)
+    assert np.allclose(pred, np.mean(members, axis=0), atol=1e-6)
+    path = tmp_path / "ens.npz"
+    save_image_net(ens, path, {})
+    loaded, meta = load_image_net(path)
+    assert meta["arch"]["members"] == 2 and isinstance(loaded, ImageProgressEnsemble)
+    assert np.allclose(predict_images(loaded, data), pred, atol=1e-5)
+    judge = ImageProgressJudge(weights=str(path))
+    judge.reset(JudgeContext(task=DRAWER_TEXT))
+    first = load_image_shard(shard)[0]["frames"][0]  # its own reference frame
+    assert judge.phi_of_frame(first) == pytest.approx(float(np.clip(pred[0], 0, 1)), abs=1e-5)
+    with pytest.raises(ValueError, match="members"):
+        train_image_ensemble(data, replace(settings, members=0), progress=False)
 
 
 def test_shipped_weights_load_and_judge_rendered_frames(drawer_episodes: list) -> None:
