@@ -45,7 +45,7 @@ from .base import (
 from .mjcf import pybullet_data_dir
 from .mujoco_actuation import MuJoCoActuation
 from .mujoco_queries import MuJoCoQueries
-from .mujoco_reads import ReadPlan, geom_boxes
+from .mujoco_reads import ReadPlan, all_geom_boxes
 from .mujoco_render import OffscreenRenderers
 from .mujoco_suction import MuJoCoSuction
 from .mujoco_world import BodyRecord, WorldLayout, box_record, urdf_record, world_xml
@@ -337,11 +337,16 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
 
     def _geom_boxes(self, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """World AABBs of ``geoms``, from one pass over every geom per state (memoised)."""
+        lo, hi = self._all_geom_boxes()
+        return lo[geoms], hi[geoms]
+
+    def _all_geom_boxes(self) -> tuple[np.ndarray, np.ndarray]:
+        """World AABBs of every geom in this state (one pass, memoised per state)."""
         boxes = self._memo.get("boxes")
         if boxes is None:
             model, data, _ = self._fresh()
-            boxes = self._memo["boxes"] = geom_boxes(model, data, np.arange(model.ngeom))
-        return boxes[0][geoms], boxes[1][geoms]
+            boxes = self._memo["boxes"] = all_geom_boxes(model, data)
+        return boxes
 
     def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """World AABB of a link's collision geoms, or of the whole body."""

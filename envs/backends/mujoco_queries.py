@@ -49,7 +49,7 @@ class MuJoCoQueries:
     def _fresh(self) -> tuple[Any, Any, WorldLayout]:  # pragma: no cover - provided by the backend
         raise NotImplementedError
 
-    def _geom_boxes(self, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    def _all_geom_boxes(self) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
         raise NotImplementedError
 
     def _contact(self, g1: int, g2: int, pos_a, pos_b, normal, dist: float, force: float) -> Contact:
@@ -93,17 +93,19 @@ class MuJoCoQueries:
         geoms_b = idx_b.all_geoms if link_b is None else idx_b.geoms[link_b + 1]
         if not len(geoms_a) or not len(geoms_b):
             return []
-        lo_a, hi_a = self._geom_boxes(geoms_a)
-        lo_b, hi_b = self._geom_boxes(geoms_b)
-        near = np.all(
-            (lo_a[:, None, :] <= hi_b[None, :, :] + max_distance) & (lo_b[None, :, :] <= hi_a[:, None, :] + max_distance),
-            axis=2,
-        )
+        lo, hi = self._all_geom_boxes()
+        lo_a, hi_a, lo_b, hi_b = lo[geoms_a], hi[geoms_a], lo[geoms_b], hi[geoms_b]
+        # broad phase: pairs whose boxes come within max_distance (array methods, not the
+        # np.all / np.nonzero wrappers: most calls, e.g. suction's search, find nothing)
+        near = ((lo_a[:, None, :] <= hi_b[None, :, :] + max_distance)
+                & (lo_b[None, :, :] <= hi_a[:, None, :] + max_distance)).all(axis=2)
+        if not near.any():
+            return []
         found = []
         fromto = np.zeros(6)
         weld = model.body_weldid
         bodies = model.geom_bodyid
-        for i, j in zip(*np.nonzero(near), strict=True):
+        for i, j in zip(*near.nonzero(), strict=True):
             g1, g2 = int(geoms_a[i]), int(geoms_b[j])
             if g1 == g2 or (body_a == body_b and weld[bodies[g1]] == weld[bodies[g2]]):
                 continue

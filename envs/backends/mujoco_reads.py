@@ -14,7 +14,7 @@ import numpy as np
 
 from .base import BodyQuery
 
-__all__ = ["ReadPlan", "geom_boxes"]
+__all__ = ["ReadPlan", "all_geom_boxes", "geom_boxes"]
 
 _XYZW = np.array([1, 2, 3, 0])
 _ZERO = np.zeros(1)
@@ -31,6 +31,19 @@ def geom_boxes(model, data, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rotation = data.geom_xmat[geoms].reshape(-1, 3, 3)
     centre = data.geom_xpos[geoms] + np.einsum("nij,nj->ni", rotation, aabb[:, :3])
     half = np.einsum("nij,nj->ni", np.abs(rotation), aabb[:, 3:])
+    return centre - half, centre + half
+
+
+def all_geom_boxes(model, data) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`geom_boxes` of every geom of the model, bit for bit, without the gathers.
+
+    The full arrays have the layout the gathered copies would have, and ``np.einsum``
+    without optimisation is ``c_einsum``: the same contractions on the same numbers.
+    """
+    aabb = model.geom_aabb
+    rotation = data.geom_xmat.reshape(-1, 3, 3)
+    centre = data.geom_xpos + _EINSUM("nij,nj->ni", rotation, aabb[:, :3])
+    half = _EINSUM("nij,nj->ni", _ABS(rotation), aabb[:, 3:])
     return centre - half, centre + half
 
 
