@@ -27,22 +27,25 @@ _ABS = np.abs
 
 def geom_boxes(model, data, geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """World AABBs (min, max) of ``geoms`` from their local boxes and current frames."""
-    aabb = model.geom_aabb[geoms]
-    rotation = data.geom_xmat[geoms].reshape(-1, 3, 3)
-    centre = data.geom_xpos[geoms] + np.einsum("nij,nj->ni", rotation, aabb[:, :3])
-    half = np.einsum("nij,nj->ni", np.abs(rotation), aabb[:, 3:])
-    return centre - half, centre + half
+    return _world_boxes(model.geom_aabb[geoms], data.geom_xmat[geoms], data.geom_xpos[geoms])
 
 
 def all_geom_boxes(model, data) -> tuple[np.ndarray, np.ndarray]:
     """:func:`geom_boxes` of every geom of the model, bit for bit, without the gathers.
 
-    The full arrays have the layout the gathered copies would have, and ``np.einsum``
-    without optimisation is ``c_einsum``: the same contractions on the same numbers.
+    The full arrays have the layout the gathered copies would have, so the contractions
+    run on the same numbers in the same order.
     """
-    aabb = model.geom_aabb
-    rotation = data.geom_xmat.reshape(-1, 3, 3)
-    centre = data.geom_xpos + _EINSUM("nij,nj->ni", rotation, aabb[:, :3])
+    return _world_boxes(model.geom_aabb, data.geom_xmat, data.geom_xpos)
+
+
+def _world_boxes(aabb: np.ndarray, xmat: np.ndarray, xpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """World (min, max) of local boxes ``aabb`` (centre, half sizes) under frames ``xmat``, ``xpos``.
+
+    ``c_einsum`` is what ``np.einsum`` runs without optimisation, minus two Python layers.
+    """
+    rotation = xmat.reshape(-1, 3, 3)
+    centre = xpos + _EINSUM("nij,nj->ni", rotation, aabb[:, :3])
     half = _EINSUM("nij,nj->ni", _ABS(rotation), aabb[:, 3:])
     return centre - half, centre + half
 
@@ -177,11 +180,8 @@ class ReadPlan:
         The same contractions on operands of the same layout as :func:`geom_boxes` (einsum
         may fuse multiply-adds, so an elementwise rewrite would differ in the last bit).
         """
-        geoms, aabb = self._moving_unique, self._moving_aabb
-        rotation = data.geom_xmat[geoms].reshape(-1, 3, 3)
-        centre = data.geom_xpos[geoms] + _EINSUM("nij,nj->ni", rotation, aabb[:, :3])
-        half = _EINSUM("nij,nj->ni", _ABS(rotation), aabb[:, 3:])
-        return centre - half, centre + half
+        geoms = self._moving_unique
+        return _world_boxes(self._moving_aabb, data.geom_xmat[geoms], data.geom_xpos[geoms])
 
     def read(self, model, data, static_version: int = -1) -> np.ndarray:
         """The batch's reading in the current state (kinematics must be current).
