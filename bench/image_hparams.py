@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simjudge.cli_judges_image import shard_task_seed
+from simjudge.cli_judges_image import shard_task_seed, split_by_seed
 from simjudge.judges.bench import build_pulse_pairs
 from simjudge.judges.learned.image_data import concat_image_shards
 from simjudge.judges.learned.image_train import (
@@ -49,17 +49,13 @@ def _task(path: Path) -> str:
     return shard_task_seed(path)[0]
 
 
-def _seed(path: Path) -> int:
-    return shard_task_seed(path)[1]
-
-
 def _splits(data: str, val_seed: int) -> tuple[list[Path], dict[str, list[Path]]]:
     """Training shards and the two validation splits (never the held-out tests)."""
     shards = sorted((Path(data) / "images").glob("*.npz"))
-    kept = [p for p in shards if _task(p) in TRAIN_TASKS and _task(p) not in VALIDATION_TASKS]
-    return ([p for p in kept if _seed(p) != val_seed],
-            {"val_tasks": [p for p in shards if _task(p) in VALIDATION_TASKS],
-             "val_instances": [p for p in kept if _seed(p) == val_seed]})
+    tasks = set(TRAIN_TASKS) - set(VALIDATION_TASKS)
+    train, instances = split_by_seed(shards, tasks, val_seed)  # the trainer's rule
+    return train, {"val_tasks": [p for p in shards if _task(p) in VALIDATION_TASKS],
+                   "val_instances": instances}
 
 
 def _train_and_score(args: argparse.Namespace) -> dict:

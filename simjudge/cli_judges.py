@@ -167,11 +167,9 @@ def train_obs_progress(config: JudgesTrainConfig) -> dict[str, object]:
                           f"--out {config.data}` first")
 
     from .cli_judges_image import shard_task_seed as parse  # one shard-name parser
+    from .cli_judges_image import split_by_seed  # and one split rule
 
-    train = [p for p in shards if parse(p)[0] in OBS_TRAIN_TASKS
-             and parse(p)[1] != config.val_seed]
-    val = [p for p in shards if parse(p)[0] in OBS_TRAIN_TASKS
-           and parse(p)[1] == config.val_seed]
+    train, val = split_by_seed(shards, OBS_TRAIN_TASKS, config.val_seed)
     heldout = [p for p in shards if parse(p)[0] in HELDOUT_TASKS]
     start = time.perf_counter()
     data = concat_shards(train)

@@ -15,6 +15,7 @@ import json
 import os
 import time
 import zlib
+from collections.abc import Collection, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,19 @@ def shard_task_seed(path: Path) -> tuple[str, int]:
     return task, int(seed)
 
 
+def split_by_seed(
+    shards: Sequence[Path], tasks: Collection[str], val_seed: int
+) -> tuple[list[Path], list[Path]]:
+    """The shards of ``tasks``: (training = every seed but ``val_seed``, held-out instances).
+
+    The one split rule of the image trainer, used as well by ``bench/image_hparams.py`` (with
+    its validation tasks taken out of ``tasks``).
+    """
+    mine = [(p, shard_task_seed(p)) for p in shards]
+    return ([p for p, (task, seed) in mine if task in tasks and seed != val_seed],
+            [p for p, (task, seed) in mine if task in tasks and seed == val_seed])
+
+
 def train_image_progress(config: Any) -> dict[str, Any]:
     """Train ``image-progress`` on the training image shards; write weights, sha256, card.
 
@@ -115,11 +129,9 @@ def train_image_progress(config: Any) -> dict[str, Any]:
     if not shards:
         raise ConfigError(f"no image shards in {config.data}/images; run `simjudge judges "
                           f"dataset --images --out {config.data}` first")
-    train = [p for p in shards
-             if shard_task_seed(p)[0] in TRAIN_TASKS and shard_task_seed(p)[1] != config.val_seed]
+    train, instances = split_by_seed(shards, TRAIN_TASKS, config.val_seed)
     splits = {
-        "heldout_instances": [p for p in shards if shard_task_seed(p)[0] in TRAIN_TASKS
-                              and shard_task_seed(p)[1] == config.val_seed],
+        "heldout_instances": instances,
         "heldout_tasks": [p for p in shards if shard_task_seed(p)[0] in HELDOUT_TASKS],
         "heldout_categories": [p for p in shards if shard_task_seed(p)[0] in HELDOUT_CATEGORY_TASKS],
     }
