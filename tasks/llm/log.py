@@ -141,8 +141,10 @@ def _map_image_urls(request: dict[str, Any], change: Any) -> dict[str, Any]:
 
 
 def _map_part(part: Any, change: Any) -> Any:
-    image = part.get("image_url") if isinstance(part, dict) else None
-    if part.get("type") != "image_url" or not isinstance(image, dict):
+    if not isinstance(part, dict) or part.get("type") != "image_url":
+        return part
+    image = part.get("image_url")
+    if not isinstance(image, dict):
         return part
     url = image.get("url")
     return {**part, "image_url": {**image, "url": change(url)}} if isinstance(url, str) else part

@@ -57,3 +57,10 @@ def test_text_only_requests_unchanged(tmp_path):
     log.append(request, LLMResponse(text="hi", model="m", backend="replay"))
     assert log.read()[0]["request"] == request.to_dict()
     assert not log.image_folder.exists()
+
+
+def test_content_parts_that_are_not_dicts_are_kept_as_they_are(tmp_path):
+    log = LLMLog(tmp_path / "llm_log.jsonl")
+    message = {"role": "user", "content": ["a bare string part", *image_message("q", [_png(3)])["content"]]}
+    log.append(LLMRequest(messages=[message]), LLMResponse(text="1", model="m", backend="replay"))
+    assert log.read()[0]["request"]["messages"] == [message]
