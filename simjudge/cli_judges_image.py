@@ -30,7 +30,8 @@ from simjudge.judges.learned.splits import (
 )
 from simjudge.tasks.spec.config import ConfigError
 
-__all__ = ["build_image_shard", "image_model_card", "shard_task_seed", "train_image_progress"]
+__all__ = ["build_image_shard", "image_model_card", "shard_task_seed", "split_by_seed",
+           "train_image_progress"]
 
 
 def build_image_shard(task: str, seed: int, folder: Path, embed: Any,
@@ -97,8 +98,8 @@ def split_by_seed(
 ) -> tuple[list[Path], list[Path]]:
     """The shards of ``tasks``: (training = every seed but ``val_seed``, held-out instances).
 
-    The one split rule of the image trainer, used as well by ``bench/image_hparams.py`` (with
-    its validation tasks taken out of ``tasks``).
+    The one split rule of both trainers (image and ``obs-progress``) and of
+    ``bench/image_hparams.py`` (which takes its validation tasks out of ``tasks``).
     """
     mine = [(p, shard_task_seed(p)) for p in shards]
     return ([p for p, (task, seed) in mine if task in tasks and seed != val_seed],

@@ -3,10 +3,10 @@
 A task's goal is derived from the task spec (its name, description and the object's
 articulation tree) by its own path — a built-in task's reference goal, the deterministic
 parser of :mod:`simjudge.tasks.spec.goal_parser`, or an LLM writing this schema — and
-**never from a proposal**. The executor checks it over the reset state and every subtask's end state in order
-(verified success),
-the start-state check uses :meth:`TaskGoal.implied_initial_joints`, and proposers are shown
-:meth:`TaskGoal.describe` so that they aim at what they will be judged by.
+**never from a proposal**. The executor checks it over the reset state and every subtask's
+end state in order (verified success), the start-state check uses
+:meth:`TaskGoal.implied_initial_joints`, and proposers are shown :meth:`TaskGoal.describe` so
+that they aim at what they will be judged by.
 
 A goal is a conjunction of targets, all of which must hold at the end (and, with
 ``hold_steps`` = k > 0, over the last k steps):
