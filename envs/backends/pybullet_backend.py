@@ -297,19 +297,29 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
             slack = LIMIT_SLACK * (upper - lower)
             self._limits.setdefault(int(body), {})[int(joint)] = (lower, upper, slack)
 
-    def _hold_limits(self) -> None:
-        """Put every limited joint that got beyond its limits (and slack) back on the limit."""
+    def _hold_limits(self, keep: bool = False) -> None:
+        """Put every limited joint that got beyond its limits (and slack) back on the limit.
+
+        With ``keep`` (the last timestep of a :meth:`step`), a body whose joints all stayed
+        in bounds keeps this reading as the state's joint read, so the observation that
+        follows reads those joints without asking the engine again (same state, same
+        numbers).
+        """
         p, c = self._p, self._client
         for body, limits in self._limits.items():
             joints = list(limits)
-            for joint, (q, v, *_) in zip(
-                joints, p.getJointStates(body, joints, physicsClientId=c), strict=True
-            ):
+            states = p.getJointStates(body, joints, physicsClientId=c)
+            held = False
+            for joint, (q, v, *_) in zip(joints, states, strict=True):
                 lower, upper, slack = limits[joint]
                 if q < lower - slack:
                     p.resetJointState(body, joint, lower, max(v, 0.0), physicsClientId=c)
+                    held = True
                 elif q > upper + slack:
                     p.resetJointState(body, joint, upper, min(v, 0.0), physicsClientId=c)
+                    held = True
+            if keep and not held:
+                self._raw[("joints", body, *joints)] = states
 
     def step(self, n: int = 1) -> None:
         """Advance physics ``n`` timesteps (each ends with the joint-limit stop)."""
@@ -317,10 +327,10 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         self._forget()
         self._settled = True
         hold = self._hold_limits if self._limits else None
-        for _ in range(n):
+        for k in range(n, 0, -1):
             p.stepSimulation(physicsClientId=c)
             if hold is not None:
-                hold()
+                hold(k == 1)
 
     # snapshots ---------------------------------------------------------------------
     def save_state(self) -> int:
