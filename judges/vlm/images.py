@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import io
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +26,9 @@ from typing import Any
 import numpy as np
 
 from simjudge.envs.errors import SimjudgeError
+from simjudge.tasks.llm.base import parse_image_data_url
+from simjudge.tasks.llm.openai_http import image_part as openai_image_part
+from simjudge.tasks.llm.openai_http import text_part
 
 __all__ = [
     "VLMFrameError",
@@ -86,28 +88,9 @@ def png_bytes(frame: Any, size: int | None = None) -> bytes:
     return buffer.getvalue()
 
 
-def _openai_image_part() -> Any:
-    """The HTTP client's ``image_part`` helper when it has one (tasks/llm/openai_http.py)."""
-    try:
-        from simjudge.tasks.llm import openai_http
-    except ImportError:  # pragma: no cover - the module always exists
-        return None
-    return getattr(openai_http, "image_part", None)
-
-
 def image_part(frame: Any, size: int | None = None) -> dict[str, Any]:
     """An OpenAI ``image_url`` content part carrying the frame as a PNG data URL."""
-    png = png_bytes(frame, size)
-    shared = _openai_image_part()
-    if shared is not None:
-        return dict(shared(png))
-    url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": url}}
-
-
-def text_part(text: str) -> dict[str, str]:
-    """An OpenAI ``text`` content part."""
-    return {"type": "text", "text": str(text)}
+    return openai_image_part(png_bytes(frame, size))
 
 
 def decode_data_url(url: str) -> np.ndarray:
@@ -118,10 +101,10 @@ def decode_data_url(url: str) -> np.ndarray:
     """
     from PIL import Image
 
-    head, sep, data = str(url).partition(",")
-    if not sep or not head.startswith("data:image/") or not head.endswith(";base64"):
+    parsed = parse_image_data_url(url)
+    if parsed is None:
         raise VLMFrameError(f"not a base64 image data URL: {str(url)[:40]!r}")
-    return np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
+    return np.asarray(Image.open(io.BytesIO(parsed[1])).convert("RGB"))
 
 
 def image_parts_of(messages: Sequence[Any]) -> list[np.ndarray]:

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import time
@@ -41,6 +42,8 @@ __all__ = [
     "RawCompletion",
     "ScriptedClient",
     "canonical_json",
+    "image_data_url",
+    "parse_image_data_url",
     "request_hash",
 ]
 
@@ -48,6 +51,33 @@ HASH_VERSION = 1
 """Bumped when the hashed request layout changes (old cache entries then miss)."""
 
 ROLES: tuple[str, ...] = ("system", "user", "assistant")
+
+
+def image_data_url(data: bytes, media: str = "png") -> str:
+    """The base64 ``data:`` URL of an image's bytes (``media``: ``png``, ``jpeg``, ...).
+
+    The one place image parts, logs and judges build such URLs, so they agree byte for byte.
+
+    Example:
+        >>> image_data_url(b"abc")
+        'data:image/png;base64,YWJj'
+    """
+    return f"data:image/{media};base64," + base64.b64encode(data).decode("ascii")
+
+
+def parse_image_data_url(url: str) -> tuple[str, bytes] | None:
+    """``(media, bytes)`` of an image ``data:`` URL (inverse of :func:`image_data_url`).
+
+    Returns None when ``url`` is not a base64 image data URL (a file reference, an https URL).
+
+    Example:
+        >>> parse_image_data_url("data:image/png;base64,YWJj"), parse_image_data_url("x.png")
+        (('png', b'abc'), None)
+    """
+    head, sep, data = str(url).partition(",")
+    if not (sep and head.startswith("data:image/") and head.endswith(";base64")):
+        return None
+    return head[len("data:image/") : -len(";base64")], base64.b64decode(data)
 
 
 class LLMError(SimjudgeError, RuntimeError):

@@ -19,7 +19,6 @@ few steps would otherwise write megabytes of base64 per episode, mostly the same
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import threading
@@ -29,7 +28,7 @@ from typing import Any
 
 from simjudge.tasks.spec.io import atomic_write
 
-from .base import LLMRequest, LLMResponse
+from .base import LLMRequest, LLMResponse, image_data_url, parse_image_data_url
 
 __all__ = ["IMAGE_REF_PREFIX", "LLMLog"]
 
@@ -46,9 +45,8 @@ class LLMLog:
 
     Example:
         >>> import tempfile
-        >>> from simjudge.tasks.llm.base import LLMRequest, LLMResponse
-        >>> png = base64.b64encode(b"a frame").decode()
-        >>> part = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png}}
+        >>> from simjudge.tasks.llm.base import LLMRequest, LLMResponse, image_data_url
+        >>> part = {"type": "image_url", "image_url": {"url": image_data_url(b"a frame")}}
         >>> msg = {"role": "user", "content": [{"type": "text", "text": "progress?"}, part]}
         >>> log = LLMLog(Path(tempfile.mkdtemp()) / "llm_log.jsonl")
         >>> _ = log.append(LLMRequest(messages=[msg]), LLMResponse(text="50", model="m", backend="replay"))
@@ -98,11 +96,10 @@ class LLMLog:
         return _map_image_urls(request, self._store)
 
     def _store(self, url: str) -> str:
-        head, sep, data = url.partition(",")
-        if not (head.startswith("data:image/") and head.endswith(";base64") and sep):
+        parsed = parse_image_data_url(url)
+        if parsed is None:
             return url
-        ext = head[len("data:image/") : -len(";base64")] or "bin"
-        raw = base64.b64decode(data)
+        ext, raw = parsed[0] or "bin", parsed[1]
         name = f"{hashlib.sha256(raw).hexdigest()}.{ext}"
         path = self.image_folder / name
         if not path.exists():
@@ -120,7 +117,7 @@ class LLMLog:
                 "copy the log together with its .images folder"
             )
         ext = name.rpartition(".")[2]
-        return f"data:image/{ext};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+        return image_data_url(path.read_bytes(), ext)
 
     def __repr__(self) -> str:
         return f"LLMLog({str(self.path)!r})"

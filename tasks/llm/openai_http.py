@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import os
@@ -42,7 +41,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .base import LLMClient, LLMError, LLMRequest, RawCompletion
+from .base import (
+    LLMClient,
+    LLMError,
+    LLMRequest,
+    RawCompletion,
+    image_data_url,
+    parse_image_data_url,
+)
 from .log import LLMLog
 
 __all__ = [
@@ -84,7 +90,7 @@ def image_part(png: bytes | str | Path, detail: str | None = None) -> dict[str, 
     if not data.startswith(_PNG_MAGIC):
         raise ValueError(f"image_part needs PNG bytes (starting with {_PNG_MAGIC!r}); got "
                          f"{data[:8]!r}; save frames with PIL's Image.save(path, 'PNG')")
-    url: dict[str, Any] = {"url": "data:image/png;base64," + base64.b64encode(data).decode("ascii")}
+    url: dict[str, Any] = {"url": image_data_url(data)}
     if detail:
         url["detail"] = detail
     return {"type": "image_url", "image_url": url}
@@ -109,8 +115,9 @@ def message_images(message: Mapping[str, Any]) -> list[bytes]:
     out = []
     for part in content:
         url = str((part.get("image_url") or {}).get("url", "")) if part.get("type") == "image_url" else ""
-        if url.startswith("data:") and ";base64," in url:
-            out.append(base64.b64decode(url.partition(";base64,")[2]))
+        parsed = parse_image_data_url(url)
+        if parsed is not None:
+            out.append(parsed[1])
     return out
 
 
