@@ -215,8 +215,17 @@ class JudgeContext:
         )
 
     def for_episode(self, seed: int | None, episode: int) -> JudgeContext:
-        """The same context for one episode (seed and index set)."""
-        return dataclasses.replace(self, seed=seed, episode=int(episode))
+        """The same context for one episode (seed and index set).
+
+        Why not ``dataclasses.replace``: it re-runs ``__post_init__``, which derives trees,
+        names and the verb from fields that do not change here, on every reset; a copy with
+        the two fields set is the same context (see ``test_for_episode_equals_replace``).
+        """
+        context = object.__new__(JudgeContext)
+        context.__dict__.update(self.__dict__)
+        context.__dict__["seed"] = seed
+        context.__dict__["episode"] = int(episode)
+        return context
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (the goal as its pydantic dump)."""

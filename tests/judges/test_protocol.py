@@ -153,3 +153,22 @@ def test_verbs_and_derived_contexts():
     assert (sub.verb, sub.subtask_kind, sub.subtask_code) == ("close", "reward", "x = 1")
     ep = ctx.for_episode(seed=3, episode=2)
     assert (ep.seed, ep.episode, ep.verb) == (3, 2, "open")
+
+
+def test_for_episode_equals_replace():
+    """The per-reset copy is the context ``dataclasses.replace`` would build (every field)."""
+    import dataclasses
+
+    from simjudge.tasks.spec import make_task_env
+
+    env = make_task_env("OpenDrawer-v0")
+    try:
+        base = JudgeContext.from_env(env, subtask_kind="reward", subtask_code="x = 1")
+        fast = base.for_episode(seed=7, episode=3)
+        slow = dataclasses.replace(base, seed=7, episode=3)
+        assert type(fast) is JudgeContext and fast == slow
+        assert fast.to_dict() == slow.to_dict() and (base.seed, base.episode) == (None, 0)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.seed = 1  # type: ignore[misc]
+    finally:
+        env.close()
