@@ -39,7 +39,12 @@ class MuJoCoSuction:
         A weld whose linear force exceeded its bound in the last step takes the
         current relative pose as its new rest pose, so it never pulls back harder
         than the bound allows and the drift accumulates: the robot's release rule
-        (stretch from the pose at grasp time) then lets go, as on PyBullet.
+        (stretch from the pose at grasp time) then lets go, as on PyBullet. A weld
+        whose torque exceeded the same bound (in N·m: PyBullet's fixed constraint
+        clamps its angular rows at the same ``maxForce`` as its linear ones) takes
+        only the current relative orientation: the part turns in the cup and its
+        position anchor stays. The weld's rotational rows carry twice the torque
+        (MuJoCo's quaternion-error rows; ``tests/envs/backends/test_mujoco_weld_bound.py``).
         """
         data, model = self._data, self._model
         nefc = data.nefc
@@ -48,11 +53,19 @@ class MuJoCoSuction:
         kinematics = False
         for slot, max_force, _ in self._welds.values():
             rows = np.nonzero((rows_type == equality) & (rows_id == slot))[0]
-            if len(rows) >= 3 and float(np.linalg.norm(data.efc_force[rows[:3]])) > max_force:
+            if len(rows) < 6:
+                continue
+            force = float(np.linalg.norm(data.efc_force[rows[:3]])) > max_force
+            torque = 0.5 * float(np.linalg.norm(data.efc_force[rows[3:6]])) > max_force
+            if force or torque:
                 if not kinematics:
                     self._mj.mj_kinematics(model, data)
                     kinematics = True
-                model.eq_data[slot, 3:10] = self._relative_pose(int(model.eq_obj1id[slot]), int(model.eq_obj2id[slot]))
+                pose = self._relative_pose(int(model.eq_obj1id[slot]), int(model.eq_obj2id[slot]))
+                if force:
+                    model.eq_data[slot, 3:10] = pose
+                else:  # only the torque: the held link turns in the cup, its anchor stays
+                    model.eq_data[slot, 6:10] = pose[3:]
 
     def _relative_pose(self, b1: int, b2: int) -> np.ndarray:
         """Position (3) and ``(w, x, y, z)`` orientation (4) of body ``b2`` in body ``b1``'s frame."""
