@@ -15,7 +15,8 @@ rows. Seeds run in ``--jobs`` parallel processes (torch uses one thread each).
 evaluation episodes' success output of the reference reward code, threshold 0.8):
 
 * ``code`` (default): the reference reward code (:func:`simjudge.skills.sac.train_sac`);
-* ``privileged`` / ``obs-progress`` (any registered potential judge): only
+* ``privileged`` / ``obs-progress`` / ``image-progress`` (any registered potential judge; one
+  that reads frames gets the subtask env's rendered frame every step): only
   ``JudgeReward(judge)`` (dense: Φ_t + γΦ_t − Φ_{t−1}), the judge reading the task
   description; the training env does not end on success (a judge-only learner is never told
   it succeeded), only at the horizon or on a physics error.
@@ -101,8 +102,9 @@ class JudgedSubtaskEnv(gym.Env):
     nothing; ``view`` is the inner SimEnv's state view, which the judge wrappers read.
     """
 
-    def __init__(self, spec_data: dict) -> None:
-        self.inner = make_subtask_env(spec_data)
+    def __init__(self, spec_data: dict, render_mode: str | None = None) -> None:
+        self.inner = make_subtask_env(spec_data, render_mode=render_mode)
+        self.render_mode = render_mode
         self.observation_space = self.inner.observation_space
         self.action_space = self.inner.action_space
 
@@ -119,6 +121,10 @@ class JudgedSubtaskEnv(gym.Env):
         """Step the subtask env; success no longer terminates."""
         obs, reward, _, truncated, info = self.inner.step(action)
         return obs, reward, bool(info.get("physics_error")), truncated, info
+
+    def render(self):
+        """The inner env's frame (``render_mode="rgb_array"``: for judges that read images)."""
+        return self.inner.render()
 
     def close(self) -> None:
         """Close the inner env."""
@@ -146,7 +152,9 @@ def train_judge_sac(task: str, spec_data: dict, config: SACConfig, judge_spec: s
     spec = SubtaskSpec.from_dict(spec_data)
 
     def make() -> gym.Env:
-        env = JudgeReward(JudgedSubtaskEnv(spec_data), make_judge(judge_spec), context=context,
+        judge = make_judge(judge_spec)
+        render_mode = "rgb_array" if judge.needs_frames else None  # image judges read frames
+        env = JudgeReward(JudgedSubtaskEnv(spec_data, render_mode), judge, context=context,
                           gamma=config.gamma)
         return Monitor(env)
 

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 
@@ -64,3 +65,30 @@ def test_runs_passed_before_learning_are_flagged(capsys) -> None:
     bench._summary(rows, budget=4000, seeds=2)
     out = capsys.readouterr().out
     assert "1/2 runs passed before learning started (privileged seed 0)" in out
+
+
+def test_a_judge_that_reads_frames_gets_a_rendered_frame_every_step() -> None:
+    """``--reward image-progress``: the training env renders, and the judge's Φ moves with it."""
+    from simjudge.judges import JudgeReward, make_judge
+    from simjudge.tasks.judge_bench import task_context
+    from simjudge.tasks.spec import make_task_env
+
+    bench = _bench()
+    task = "OpenDrawer-v0"
+    spec_data = bench.reward_subtask_spec(task).to_dict()
+    task_env = make_task_env(task)
+    context = task_context(task_env, task)
+    task_env.close()
+    judge = make_judge("image-progress")
+    assert judge.needs_frames
+    env = JudgeReward(bench.JudgedSubtaskEnv(spec_data, "rgb_array"), judge, context=context)
+    try:
+        env.reset(seed=0)
+        frame = env.unwrapped.render()
+        assert frame.ndim == 3 and frame.shape[2] == 3 and frame.std() > 0
+        env.action_space.seed(0)
+        rewards = [env.step(env.action_space.sample())[1] for _ in range(8)]
+        assert all(np.isfinite(rewards)) and len(set(rewards)) > 1  # Φ read from new frames
+        assert judge.stats["observe"].calls >= 9
+    finally:
+        env.close()
