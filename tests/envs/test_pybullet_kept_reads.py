@@ -41,39 +41,38 @@ def _engine_joints(env: SimEnv, body: int, joints: list[int]) -> np.ndarray:
     return np.array([s[0] for s in states])
 
 
-def test_kept_reading_equals_the_engine_and_saves_the_call() -> None:
+@pytest.fixture
+def cabinet():
+    """A reset pybullet env with a cabinet, its body handle and its limited joints."""
     env = SimEnv(SCENE, backend="pybullet", horizon=10**6)
-    try:
-        env.reset(seed=0)
-        backend, body = env.backend, env.scene.objects["Cabinet"].body
-        joints = list(backend._limits[body])
-        counting = backend._p = _CountingClient(backend._p)
-        rng = np.random.default_rng(3)
-        for _ in range(20):
-            action = rng.uniform(-1.0, 1.0, size=7).astype(np.float32)
-            action[6] = -1.0
-            counting.calls.clear()
-            env.step(action)
-            # the stop reads the cabinet once per timestep; the observation asks nothing more
-            assert counting.calls.get(body, 0) == env.frameskip
-            kept = backend.get_joint_states(body, joints)[0]
-            np.testing.assert_array_equal(kept, _engine_joints(env, body, joints))
-    finally:
-        env.close()
+    env.reset(seed=0)
+    body = env.scene.objects["Cabinet"].body
+    yield env, body, list(env.backend._limits[body])
+    env.close()
 
 
-def test_a_joint_put_back_on_its_limit_is_read_afresh() -> None:
-    env = SimEnv(SCENE, backend="pybullet", horizon=10**6)
-    try:
-        env.reset(seed=0)
-        backend, body = env.backend, env.scene.objects["Cabinet"].body
-        joints = list(backend._limits[body])
-        joint = joints[0]
-        lower, upper, _ = backend._limits[body][joint]
-        backend.reset_joint_states(body, [joint], [upper + 0.5 * (upper - lower)])
-        backend.step(1)  # the only timestep puts the joint back: nothing may be kept
-        read = backend.get_joint_states(body, joints)[0]
-        np.testing.assert_array_equal(read, _engine_joints(env, body, joints))
-        assert read[0] == upper
-    finally:
-        env.close()
+def test_kept_reading_equals_the_engine_and_saves_the_call(cabinet) -> None:
+    env, body, joints = cabinet
+    backend = env.backend
+    counting = backend._p = _CountingClient(backend._p)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        action = rng.uniform(-1.0, 1.0, size=7).astype(np.float32)
+        action[6] = -1.0
+        counting.calls.clear()
+        env.step(action)
+        # the stop reads the cabinet once per timestep; the observation asks nothing more
+        assert counting.calls.get(body, 0) == env.frameskip
+        kept = backend.get_joint_states(body, joints)[0]
+        np.testing.assert_array_equal(kept, _engine_joints(env, body, joints))
+
+
+def test_a_joint_put_back_on_its_limit_is_read_afresh(cabinet) -> None:
+    env, body, joints = cabinet
+    backend = env.backend
+    lower, upper, _ = backend._limits[body][joints[0]]
+    backend.reset_joint_states(body, [joints[0]], [upper + 0.5 * (upper - lower)])
+    backend.step(1)  # the only timestep puts the joint back: nothing may be kept
+    read = backend.get_joint_states(body, joints)[0]
+    np.testing.assert_array_equal(read, _engine_joints(env, body, joints))
+    assert read[0] == upper
