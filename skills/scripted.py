@@ -64,6 +64,9 @@ _FOLLOW_THROUGH = 8
 released door springs back a little)."""
 
 _PRE_CONTACT = 0.05
+_STALL = 0.001
+"""A lowering step that descends less than this (m) has stalled: something already carries
+the held part (e.g. it rests on a bowl's rim or floor), so pushing on only presses it in."""
 _SIDE_TILT = 1.0
 """tan of the downward tilt (45°) of the gripper when approaching side-facing surfaces:
 the Panda reaches low front handles near its base far better tilted than horizontal."""
@@ -141,6 +144,7 @@ class ScriptedPolicy:
         self._leaf: JointGoal | PlaceGoal | None = None
         self._follow = 0
         self._retreat_to: np.ndarray | None = None
+        self._lower_z: float | None = None
 
     def reset(self) -> None:
         """Start again from the approach phase (and the first stage)."""
@@ -150,6 +154,7 @@ class ScriptedPolicy:
         self._leaf = None
         self._follow = 0
         self._retreat_to = None
+        self._lower_z = None
 
     def current_stage(self) -> tuple[int, JointGoal | PlaceGoal]:
         """Index and goal of the stage to work on now (0 and the goal itself if not composed).
@@ -216,6 +221,19 @@ class ScriptedPolicy:
         aligned = target_orn is None or quat_angle_between(orn, target_orn) < np.radians(8)
         return bool(close and aligned)
 
+    def _stalled_placed(self, goal: PlaceGoal) -> bool:
+        """Whether lowering stalled (< :data:`_STALL` down since the last step) with the part placed.
+
+        Why: where the target does not give way (a bowl that stays on the table), the drop
+        height is never reached and pressing on until the phase times out overloads the
+        suction; a part already placed is let go where it rests.
+        """
+        z = float(self.env.scene.robot.ee_pose()[0][2])
+        last, self._lower_z = self._lower_z, z
+        if last is None or z < last - _STALL:
+            return False
+        return bool(goal.evaluate(self.env.view).get("is_placed"))
+
     def switch_phase(self, name: str) -> None:
         """Continue from phase ``name`` (e.g. ``actuate`` once a grasp is established).
 
@@ -226,6 +244,7 @@ class ScriptedPolicy:
             raise ValueError(f"unknown phase {name!r}; phases are {list(PHASES)}")
         self.phase = _Phase(name)
         self._arc_radius = None
+        self._lower_z = None
 
     def _fit_phase(self, goal: JointGoal | PlaceGoal) -> None:
         """Map a phase set from outside (``actuate`` for a held object) onto the stage's kind."""
@@ -436,7 +455,7 @@ class ScriptedPolicy:
         if name == "lower":
             drop = above.copy()
             drop[2] = t_hi[2] + (hi[2] - lo[2]) + 0.01 if goal.relation == "on" else t_hi[2] + 0.02
-            if self._at(drop, None, tol=0.015) or self.phase.steps > 40:
+            if self._at(drop, None, tol=0.015) or self.phase.steps > 40 or self._stalled_placed(goal):
                 self.switch_phase("release")
             return self._move(drop, down, suction=True)
         return self._move(above + np.array([0, 0, 0.05]), down, suction=False)
