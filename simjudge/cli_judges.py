@@ -195,6 +195,8 @@ def train_obs_progress(config: JudgesTrainConfig) -> dict[str, object]:
 
 def model_card(report: dict[str, object]) -> str:
     """A short markdown model card of a training report (data, splits, metrics)."""
+    from .cli_judges_image import split_metrics_table  # one table layout for both cards
+
     metrics = report["metrics"]
     assert isinstance(metrics, dict)
     lines = [
@@ -213,18 +215,8 @@ def model_card(report: dict[str, object]) -> str:
         "- held-out instances: training tasks on unseen rollout seeds (the library has one "
         "asset instance per category, so an unseen instance is an unseen randomised episode)",
         f"- training time: {float(metrics['train_seconds']):.0f} s on one CPU thread", "",
-        "| split | states | MAE of Φ̂ | pulse pairs overall | small | medium | large |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for name in ("train", "heldout_instances", "heldout_tasks"):
-        m = metrics.get(name)
-        if not isinstance(m, dict):
-            continue
-        pp = m["pulse_pairs"]
-        bins = pp["bins"]
-        cells = [f"{bins.get(b, float('nan')):.3f}" for b in ("small", "medium", "large")]
-        lines.append(f"| {name} | {m['states']} | {m['mae']:.3f} | {pp['overall']:.3f} | "
-                     + " | ".join(cells) + " |")
+    lines += split_metrics_table(metrics, ("train", "heldout_instances", "heldout_tasks"))
     lines += ["", "Pulse pairs here are built from the stored Φ labels of the split's shards "
               "(no env); `simjudge judge-bench --judge obs-progress --split heldout-instances` "
               "(and `heldout-tasks`) measures the same through live env state restores.", ""]

@@ -172,6 +172,24 @@ def _members_text(settings: dict[str, Any]) -> str:
     return f"an ensemble of {n} trained with seeds {seeds}; Φ̂ is the mean of theirs"
 
 
+def split_metrics_table(metrics: dict[str, Any], splits: Sequence[str]) -> list[str]:
+    """A model card's markdown table: states, MAE and pulse-pair accuracy per split.
+
+    Splits missing from ``metrics`` are left out (both learned judges' cards use it).
+    """
+    lines = ["| split | states | MAE of Φ̂ | pulse pairs overall | small | medium | large |",
+             "|---|---|---|---|---|---|---|"]
+    for name in splits:
+        m = metrics.get(name)
+        if not isinstance(m, dict):
+            continue
+        pp = m["pulse_pairs"]
+        cells = [f"{pp['bins'].get(b, float('nan')):.3f}" for b in ("small", "medium", "large")]
+        lines.append(f"| {name} | {m['states']} | {m['mae']:.3f} | {pp['overall']:.3f} | "
+                     + " | ".join(cells) + " |")
+    return lines
+
+
 def image_model_card(report: dict[str, Any]) -> str:
     """A short markdown model card of an ``image-progress`` training report."""
     metrics = report["metrics"]
@@ -205,17 +223,8 @@ def image_model_card(report: dict[str, Any]) -> str:
         f" × {settings['steps']} steps of {settings['batch']} pairs, "
         f"{settings['threads']} CPU thread(s); load average at the end "
         f"{metrics.get('load_average', '?')})", "",
-        "| split | states | MAE of Φ̂ | pulse pairs overall | small | medium | large |",
-        "|---|---|---|---|---|---|---|",
     ]
-    for name in ("heldout_instances", "heldout_tasks", "heldout_categories"):
-        m = metrics.get(name)
-        if not isinstance(m, dict):
-            continue
-        pp = m["pulse_pairs"]
-        cells = [f"{pp['bins'].get(b, float('nan')):.3f}" for b in ("small", "medium", "large")]
-        lines.append(f"| {name} | {m['states']} | {m['mae']:.3f} | {pp['overall']:.3f} | "
-                     + " | ".join(cells) + " |")
+    lines += split_metrics_table(metrics, ("heldout_instances", "heldout_tasks", "heldout_categories"))
     lines += ["", "Pulse pairs here use the stored frames of the split's shards (randomised "
               "views); `simjudge judge-bench --judge image-progress --split heldout-tasks` "
               "(and `heldout-instances`, `heldout-categories`) measures live renders from "
