@@ -334,22 +334,31 @@ def streamed_opd_metrics(
     Raises:
         ValueError: As :func:`opd_metrics` (empty, not finite, outside [0, 1], bad ε or k).
     """
-    values = _as_phi(phi).tolist()
+    # a list of floats in [0, 1] (what a recorder holds) skips the array round trip; anything
+    # else, or a value out of range (NaN and ±inf fail the comparison too), goes through the
+    # full check, which raises the usual error
+    values = phi
+    if type(values) is not list or not values or not all(
+        type(v) is float and 0.0 <= v <= 1.0 for v in values
+    ):
+        values = _as_phi(phi).tolist()
     epsilon, k = _check_epsilon(epsilon), _check_k(k)
     phi_0 = prev = top = values[0]
     tv = tv_c = regret = regret_c = 0.0
     stagnant = 0
+    # _neumaier's steps on sums of terms >= 0 (|ΔΦ| and the gap below the running max), where
+    # abs(sum) >= abs(term) is sum >= term: the same operations, bit for bit
     for value in values[1:]:
         step = abs(value - prev)
         total = tv + step
-        tv_c += (tv - total) + step if abs(tv) >= abs(step) else (step - total) + tv
+        tv_c += (tv - total) + step if tv >= step else (step - total) + tv
         tv = total
         stagnant += step < epsilon
         if value > top:
             top = value
         gap = top - value
         total = regret + gap
-        regret_c += (regret - total) + gap if abs(regret) >= abs(gap) else (gap - total) + regret
+        regret_c += (regret - total) + gap if regret >= gap else (gap - total) + regret
         regret = total
         prev = value
     return _assemble(

@@ -178,7 +178,24 @@ def test_streamed_opd_is_the_streaming_accumulator_bit_for_bit(seed):
     for value in phi[1:]:
         acc.update(value)
     assert streamed_opd_metrics(phi, 0.01, 4) == acc.metrics()
+    assert streamed_opd_metrics(np.array(phi), 0.01, 4) == acc.metrics()  # the array path
     assert streamed_opd_metrics(phi[:1], 0.01).T == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_streamed_opd_matches_on_plateaus_zeros_and_steps(seed):
+    # repeated values, exact 0 and 1, -0.0 and coarse steps: where compensated sums and the
+    # stagnation count are most likely to differ if the pass took a shortcut
+    rng = np.random.default_rng(10 + seed)
+    for _ in range(200):
+        n = int(rng.integers(1, 120))
+        phi = np.round(rng.random(n), int(rng.integers(0, 3))).tolist()
+        phi = [-0.0 if value == 0.0 and rng.random() < 0.5 else value for value in phi]
+        acc = StreamingOPD(0.02, 3)
+        acc.reset(phi[0])
+        for value in phi[1:]:
+            acc.update(value)
+        assert streamed_opd_metrics(phi, 0.02, 3) == acc.metrics()
 
 
 def test_streamed_opd_rejects_bad_potentials():
@@ -186,6 +203,10 @@ def test_streamed_opd_rejects_bad_potentials():
         streamed_opd_metrics([0.0, 0.5, 1.5], 0.01)
     with pytest.raises(ValueError, match="empty"):
         streamed_opd_metrics([], 0.01)
+    with pytest.raises(ValueError, match=r"`phi\[1\]` = nan is not finite"):
+        streamed_opd_metrics([0.0, float("nan")], 0.01)
+    with pytest.raises(ValueError, match=r"`phi\[0\]` = inf is not finite"):
+        streamed_opd_metrics([float("inf"), 0.5], 0.01)
 
 
 @pytest.mark.parametrize("vote", ["majority", "any", "all"])
