@@ -1,11 +1,14 @@
-"""Episodes are bit-identical to recorded ones on every backend (guards the env-step speed work).
+"""Episodes equal recorded ones on every backend (guards the env-step speed work).
 
 Why: the env step is tuned for speed (cached index arrays, batched reads, memoised
 geometry). None of that may change what an episode contains, so a recorded episode per
 backend (observations, rewards, flags and the whole ``info`` of every step, taken before
-the tuning) must be reproduced exactly, bit for bit. The episodes drive the arm with
-random delta actions in both translation modes, and grip, carry and drop a cube with
-suction, so the IK, the observation, the goal facts and the suction paths all run.
+the tuning) must be reproduced: on the machine that recorded it bit for bit; on another CPU
+or library build to the last bits of a float (float32 observations within one ulp, float64
+rewards and info values within a relative 1e-9; every flag, key and non-float value
+exactly; why: ``tests/float_trees.py``). The episodes drive the arm with random delta
+actions in both translation modes, and grip, carry and drop a cube with suction, so the IK,
+the observation, the goal facts and the suction paths all run.
 
 Regenerate (only when an episode is meant to change, and say why in the commit):
 ``python -m tests.envs.test_step_speed_trajectory --write``.
@@ -23,6 +26,7 @@ import pytest
 from simjudge.envs.backends import available_backends
 from simjudge.envs.goals import JointGoal, PlaceGoal
 from simjudge.envs.sim_env import SimEnv
+from tests.float_trees import FLOAT_ATOL, FLOAT_RTOL, assert_same
 
 DATA = Path(__file__).parent / "backends" / "data"
 SCENE = {
@@ -98,8 +102,8 @@ def _path(backend: str) -> Path:
 
 
 @pytest.mark.parametrize("backend", [b for b in RECORDED if b in available_backends()])
-def test_episode_is_bit_identical_to_the_recorded_one(backend: str) -> None:
-    """Observations, rewards, flags and every info value equal the recording exactly."""
+def test_episode_matches_the_recorded_one(backend: str) -> None:
+    """Flags and every info key equal the recording; floats equal up to their last bits."""
     path = _path(backend)
     if not path.is_file():
         pytest.skip(f"no recorded episode for {backend} ({path}); write it with --write")
@@ -107,11 +111,12 @@ def test_episode_is_bit_identical_to_the_recorded_one(backend: str) -> None:
     got = record(backend)
     assert got["observations"].shape == expected["observations"].shape
     for step, (a, b) in enumerate(zip(got["observations"], expected["observations"], strict=True)):
-        assert np.array_equal(a, b), f"{backend}: observation of step {step} differs: {a - b}"
-    assert np.array_equal(got["rewards"], expected["rewards"])
+        ulps = np.testing.assert_array_max_ulp(a, b, maxulp=1)  # raises beyond one ulp
+        assert ulps.max() <= 1, f"{backend}: observation of step {step}"
+    np.testing.assert_allclose(got["rewards"], expected["rewards"], rtol=FLOAT_RTOL, atol=FLOAT_ATOL)
     assert np.array_equal(got["flags"], expected["flags"])
     for step, (a, b) in enumerate(zip(got["infos"], expected["infos"], strict=True)):
-        assert a == b, f"{backend}: info of step {step} differs:\n{a}\n{b}"
+        assert_same(json.loads(a), json.loads(b), f"{backend}: info of step {step}")
 
 
 def test_the_pick_grips_the_cube() -> None:

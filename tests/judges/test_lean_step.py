@@ -3,7 +3,9 @@
 The golden outputs in ``tests/fixtures/judge_rollouts/`` were recorded with the per-step
 implementation (a ``Transition``, a ``JudgeSignal`` per judge, a ``StepRecord`` and a
 streaming OPD update every step); the same seeded rollouts replayed now through the fast path
-must give the same rewards, flags, info keys and episode files (see ``rollout_scenarios``).
+must give the same rewards, flags, info keys and episode files (see ``rollout_scenarios``);
+floats equal up to their last bits where the recording was made on another CPU
+(``tests/float_trees.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 
 import pytest
 
+from tests.float_trees import assert_same, first_difference
 from tests.judges.rollout_scenarios import GOLDEN, SCENARIOS, run_scenario
 
 _ERRORS = ("runtime error: ", "compile error: ")
@@ -38,7 +41,7 @@ def test_outputs_match_the_recorded_rollouts(name, tmp_path):
     golden = _errors_named(json.loads((GOLDEN / f"{name}.json").read_text()))
     outputs = _errors_named(json.loads(json.dumps(run_scenario(name, tmp_path), sort_keys=True)))
     observations = [row.get("obs") for row in outputs["steps"]]
-    if observations != [row.get("obs") for row in golden["steps"]]:
+    if first_difference(observations, [row.get("obs") for row in golden["steps"]]) is not None:
         pytest.skip(
             "the env no longer reproduces the recorded observations (physics or task files "
             "changed, not the judges): re-record the golden rollouts with the reference "
@@ -46,7 +49,7 @@ def test_outputs_match_the_recorded_rollouts(name, tmp_path):
         )
     assert outputs["episodes"].keys() == golden["episodes"].keys()
     for file, episode in golden["episodes"].items():
-        assert outputs["episodes"][file] == episode, file
+        assert_same(outputs["episodes"][file], episode, file)
     assert len(outputs["steps"]) == len(golden["steps"])
     for index, (row, expected) in enumerate(zip(outputs["steps"], golden["steps"], strict=True)):
-        assert row == expected, f"step row {index}"
+        assert_same(row, expected, f"step row {index}")
