@@ -291,7 +291,41 @@ class PandaSuction:
         gram = jac @ transposed
         gram += self._damping_matrix(damping)  # + damping² on the diagonal
         solution = _SOLVE1(gram, error) if damping > 0.0 else np.linalg.solve(gram, error)
-        return np.minimum(np.maximum(q_all[:7] + transposed @ solution, self.lower), self.upper)
+        q = q_all[:7] + transposed @ solution
+        lower, upper = self.lower, self.upper
+        if ((q < lower) | (q > upper)).any():
+            return self._clamped_step(q_all[:7], q, jac, error, damping)
+        return q
+
+    def _clamped_step(
+        self, q0: np.ndarray, q: np.ndarray, jac: np.ndarray, error: np.ndarray, damping: float
+    ) -> np.ndarray:
+        """The damped-least-squares step with joints that would leave their range held at it.
+
+        Why: clipping the free step afterwards drops the share of the motion those joints
+        carried, so the hand stalls (or turns away) whenever one joint sits at its limit; solving
+        again for the remaining error over the joints still free lets them take it over (joint
+        clamping). Reached only when the free step leaves the range, so steps inside the range
+        are unchanged.
+        """
+        lower, upper = self.lower, self.upper
+        damp = self._damping_matrix(damping)
+        held = (q < lower) | (q > upper)
+        for _ in range(7):  # each pass holds at least one more joint
+            q = np.minimum(np.maximum(q, lower), upper)
+            free = ~held
+            if not free.any():
+                break
+            rest = error - jac[:, held] @ (q[held] - q0[held])
+            part = jac[:, free]
+            gram = part @ part.T + damp
+            solution = _SOLVE1(gram, rest) if damping > 0.0 else np.linalg.lstsq(gram, rest)[0]
+            q[free] = q0[free] + part.T @ solution
+            out = (q < lower) | (q > upper)
+            if not out.any():
+                return q
+            held |= out
+        return np.minimum(np.maximum(q, lower), upper)
 
     def _damping_matrix(self, damping: float) -> np.ndarray:
         """``damping² · I`` (6x6), kept for the last damping asked for."""

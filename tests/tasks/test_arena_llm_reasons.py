@@ -80,8 +80,10 @@ def test_replayed_critiques_are_stored_and_never_change_the_verdict(template_run
         else:  # refused (echo, contradiction): the template stands
             assert llm_row["reason"] == template_row["reason"]
     assert len(texts) >= 2 and all(len(t) <= 400 for t in texts)
-    assert any(r["details"]["reason"]["source"] == "template (the LLM repeated itself)"
-               for r in llm)  # SmolLM2 looped on one match: the template stands there
+    # a refused critique keeps the template and says why (each refusal rule is unit-tested in
+    # test_critique_cleaning_and_refusals; in this recording SmolLM2's four critiques all stand)
+    assert all(r["details"]["reason"]["source"] == "llm"
+               or r["details"]["reason"]["source"].startswith("template (the LLM ") for r in llm)
     log = LLMLog(out / "llm_log.jsonl").read()
     assert len(log) == ARENA["matches"] and all(entry["cached"] for entry in log)
     assert log[0]["request"]["temperature"] == 0.0
