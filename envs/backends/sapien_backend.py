@@ -11,8 +11,8 @@ child of joint ``i`` as in every backend.
   ``damping · gain / dt`` (``M`` from SAPIEN's Pinocchio model); passive joint
   friction is a zero-velocity drive with a force cap, as in PyBullet.
 - Suction is a stiff PhysX drive constraint between the hand and the held link,
-  force- and torque-limited at the weld's ``max_force``; overloaded, it slips
-  (re-anchors where the part is), and the robot's release rule lets go.
+  force- and torque-limited at the weld's ``max_force`` (given to PhysX as an impulse
+  per step); overloaded, it stretches at its bound and the robot's release rule lets go.
 - Closest points come from FCL on the same shapes (:mod:`.sapien_geometry`);
   contacts from PhysX; snapshots are ``PhysxCpuSystem.pack()``.
 - Rendering needs a Vulkan device (:mod:`.sapien_render`): where one exists the scene
@@ -384,8 +384,6 @@ class SapienBackend(SapienQueries):
         """Advance ``n`` timesteps."""
         for _ in range(int(n)):
             self._scene.step()
-            if self._drives:
-                self._bound_welds()
         self._memo.clear()
 
     # snapshots -----------------------------------------------------------------------

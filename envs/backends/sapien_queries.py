@@ -126,7 +126,13 @@ class SapienQueries:
         """A stiff 6-DoF drive holding the current relative pose, force- and torque-limited.
 
         PhysX drives move their child body, so a static child (a part of the world)
-        swaps roles with the parent; the held relation is the same.
+        swaps roles with the parent; the held relation is the same. PhysX reads this
+        drive's limits as impulses per timestep (measured: a limit of 300 held a 1,000 kg
+        box), so the linear limit given is ``max_force · timestep`` and the slerp limit twice
+        that (the slerp drive acts on the quaternion error, half the angle): the weld then
+        holds at most ``max_force`` N and N·m, as PyBullet's fixed constraint clamps every
+        row at its ``maxForce`` (``tests/envs/backends/test_sapien_weld_bound.py``). An
+        overloaded weld stretches at its bound and the robot's release rule (3 cm) lets go.
         """
         parent = self._body(parent_body).links[parent_link + 1]
         child = self._body(child_body).links[child_link + 1]
@@ -134,28 +140,14 @@ class SapienQueries:
             parent, child = child, parent
         relative = parent.entity_pose.inv() * child.entity_pose
         drive = self._scene.create_drive(parent, relative, child, self._sapien.Pose())
+        limit = float(max_force) * self.timestep  # an impulse per step: see the docstring
         for axis in ("x", "y", "z"):
-            getattr(drive, f"set_drive_property_{axis}")(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
-        drive.set_drive_property_slerp(_WELD_STIFFNESS, _WELD_DAMPING, float(max_force))
+            getattr(drive, f"set_drive_property_{axis}")(_WELD_STIFFNESS, _WELD_DAMPING, limit)
+        drive.set_drive_property_slerp(_WELD_STIFFNESS, _WELD_DAMPING, 2.0 * limit)
         handle = self._next["constraint"]
         self._next["constraint"] += 1
         self._drives[handle] = (drive, child.entity, parent, child, float(max_force))
         return handle
-
-    def _bound_welds(self) -> None:
-        """Let an overloaded weld slip: it re-anchors where the held link is now.
-
-        The drive's force is capped at ``max_force``, but the arm here is weaker than
-        PyBullet's, so a capped drive alone can hold a part the arm cannot pull free;
-        as in the MuJoCo backend, a weld whose spring force (stretch × stiffness) passes
-        the bound re-anchors at the current relative pose, the drift accumulates, and
-        the robot's release rule (3 cm from the grasp pose) lets go.
-        """
-        for drive, _, parent, child, max_force in self._drives.values():
-            relative = parent.entity_pose.inv() * child.entity_pose
-            stretch = float(np.linalg.norm(np.asarray(relative.p) - np.asarray(drive.pose_in_parent.p)))
-            if stretch * _WELD_STIFFNESS > max_force:
-                drive.set_pose_in_parent(relative)
 
     def remove_constraint(self, constraint: int) -> None:
         """Remove a suction drive (and wake what it held)."""
