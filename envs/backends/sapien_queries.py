@@ -146,7 +146,7 @@ class SapienQueries:
         drive.set_drive_property_slerp(_WELD_STIFFNESS, _WELD_DAMPING, 2.0 * limit)
         handle = self._next["constraint"]
         self._next["constraint"] += 1
-        self._drives[handle] = (drive, child.entity, parent, child, float(max_force))
+        self._drives[handle] = (drive, child.entity, parent, child)
         return handle
 
     def remove_constraint(self, constraint: int) -> None:
@@ -154,9 +154,9 @@ class SapienQueries:
         entry = self._drives.pop(constraint, None)
         if entry is None:
             raise BackendError(f"no constraint {constraint} in this SAPIEN world")
-        drive, entity = entry[0], entry[1]
+        drive, entity, *held = entry
         entity.remove_component(drive)
-        for component in entry[2:4]:
+        for component in held:
             if hasattr(component, "wake_up"):
                 component.wake_up()
 

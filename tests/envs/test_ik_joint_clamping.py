@@ -25,15 +25,15 @@ def arm():
     env.close()
 
 
-def _plain_step(robot, state, error: np.ndarray, damping: float = 0.05) -> np.ndarray:
-    """The damped-least-squares step as written before clamping (no limits)."""
-    jac = robot.backend.jacobian(robot.body, robot.ee_link, state[0])[:, :7]
-    gram = jac @ jac.T + np.eye(6) * damping**2
-    return state[0][:7] + jac.T @ _SOLVE1(gram, error)
-
-
 def _jacobian(robot, state) -> np.ndarray:
     return robot.backend.jacobian(robot.body, robot.ee_link, state[0])[:, :7]
+
+
+def _plain_step(robot, state, error: np.ndarray, damping: float = 0.05) -> np.ndarray:
+    """The damped-least-squares step as written before clamping (no limits)."""
+    jac = _jacobian(robot, state)
+    gram = jac @ jac.T + np.eye(6) * damping**2
+    return state[0][:7] + jac.T @ _SOLVE1(gram, error)
 
 
 def test_a_step_inside_the_range_is_the_plain_step(arm):
