@@ -23,6 +23,7 @@ from the URDF at any time (:func:`urdf_to_mjcf`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
 import xml.etree.ElementTree as ET
@@ -49,7 +50,7 @@ __all__ = [
     "urdf_to_mjcf",
 ]
 
-MJCF_FORMAT = 3
+MJCF_FORMAT = 4
 """Bumped whenever the generated MJCF changes, so stale cache entries are not reused."""
 
 MESH_HULL_VERTICES = 64
@@ -422,11 +423,12 @@ def urdf_to_mjcf(path: str | Path, scale: float = 1.0, fixed_base: bool = False)
                 "name": f"act{joint.child}", "joint": f"joint{joint.child}", "kp": "0",
                 "forcelimited": "true", "forcerange": _fmt((-max(joint.effort, 1e-6), max(joint.effort, 1e-6))),
             })
-    # parent-child pairs never collide (PyBullet's URDF_USE_SELF_COLLISION_EXCLUDE_PARENT);
-    # MuJoCo filters them itself except when the parent is welded to the world (a fixed base)
+    # no two links of one articulation collide: PyBullet loads URDFs without
+    # URDF_USE_SELF_COLLISION (MuJoCo would filter parent-child pairs only, and not even
+    # those when the parent is welded to the world, a fixed base)
     contact = ET.SubElement(mujoco_el, "contact")
-    for joint in model.joints:
-        ET.SubElement(contact, "exclude", {"body1": f"link{joint.parent}", "body2": f"link{joint.child}"})
+    for first, second in itertools.combinations(range(-1, len(model.joints)), 2):
+        ET.SubElement(contact, "exclude", {"body1": f"link{first}", "body2": f"link{second}"})
     custom = ET.SubElement(mujoco_el, "custom")
     names = [model.links[0].name] + [f"{j.name}|{model.links[j.child + 1].name}" for j in model.joints]
     for i, name in enumerate(names):

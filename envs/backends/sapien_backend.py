@@ -47,6 +47,7 @@ from .sapien_body import rotation as _rotation
 from .sapien_body import set_inertia as _set_inertia
 from .sapien_body import wxyz as _wxyz
 from .sapien_body import xyzw as _xyzw
+from .sapien_filters import ignore_self_collision
 from .sapien_queries import SapienQueries
 from .sapien_render import SapienCameras, add_visuals, render_unavailable, sapien_render_problem
 from .sapien_render import import_sapien as _import_sapien
@@ -74,7 +75,8 @@ class SapienBackend(SapienQueries):
         self._drives: dict[int, tuple[Any, ...]] = {}
         self._servo: dict[tuple[int, int], tuple[float, float]] = {}
         self._states: dict[int, tuple[int, bytes]] = {}
-        self._next = {"body": 0, "constraint": 0, "state": 0, "group": 0}
+        self._next = {"body": 0, "constraint": 0, "state": 0}
+        self._type_bits: dict[int, int] = {}
         self._memo: dict[Any, Any] = {}
         self._scene: Any = None
         self._renders = sapien_render_problem() is None  # a Vulkan device: build visuals too
@@ -98,7 +100,8 @@ class SapienBackend(SapienQueries):
         self._drives.clear()
         self._servo.clear()
         self._states.clear()
-        self._next.update(body=0, group=0)
+        self._next.update(body=0)
+        self._type_bits.clear()
         self._memo.clear()
 
     def close(self) -> None:
@@ -135,6 +138,8 @@ class SapienBackend(SapienQueries):
         for dof, joint in enumerate(articulation.active_joints):
             body.dof[int(joint.name.removeprefix("joint"))] = dof
         body.geometry = [None] * len(links)
+        if len(links) > 1:
+            ignore_self_collision(links, handle)
         self._register(body)
         return handle
 

@@ -18,6 +18,7 @@ from .sapien_body import component_of as _component_of
 from .sapien_body import matrix_quat as _matrix_quat
 from .sapien_body import rotation as _rotation
 from .sapien_body import xyzw as _xyzw
+from .sapien_filters import exclude_pair
 from .sapien_geometry import LinkGeometry, fcl_distance, geometry_for
 
 __all__ = ["SapienQueries", "WELD_DAMPING", "WELD_STIFFNESS"]
@@ -38,6 +39,7 @@ class SapienQueries:
     _component_owner: dict[int, tuple[int, int]]
     _drives: dict[int, tuple[Any, ...]]
     _next: dict[str, int]
+    _type_bits: dict[int, int]
 
     def _body(self, body: int) -> _Body:  # pragma: no cover - provided by the backend
         raise NotImplementedError
@@ -161,16 +163,15 @@ class SapienQueries:
                 component.wake_up()
 
     def set_collision_between(self, body_a: int, link_a: int, body_b: int, link_b: int, enabled: bool) -> None:
-        """Disable collision between two links with a shared "ignore" bit (SAPIEN collision group 2)."""
-        if enabled:
+        """Switch off collision between links of two bodies (:func:`exclude_pair`).
+
+        Links of one body never collide (:func:`ignore_self_collision`), so a pair within one
+        body needs nothing; switching a pair back on is not supported (nothing asks for it).
+        """
+        first, second = self._body(body_a).links[link_a + 1], self._body(body_b).links[link_b + 1]
+        if enabled or body_a == body_b:
             return
-        bit = 1 << (self._next["group"] % 32)
-        self._next["group"] += 1
-        for body, link in ((body_a, link_a), (body_b, link_b)):
-            for shape in self._body(body).links[link + 1].collision_shapes:
-                groups = list(shape.get_collision_groups())
-                groups[2] |= bit
-                shape.set_collision_groups(groups)
+        exclude_pair(first, second, self._type_bits)
 
     # kinematics ---------------------------------------------------------------------
     def _fk_jacobian(self, record: _Body, link: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
