@@ -118,17 +118,22 @@ def _render(config: RenderConfig) -> int:
 
 
 def _demo(config: DemoConfig) -> int:
+    from simjudge.envs.backends import render_problem
     from simjudge.skills.rollout import run_demo
 
     summary = run_demo(config.task, config.out, config.seed, config=record("demo", config))
     verdict = "success" if summary.success else "failure"
+    skipped = render_problem()
     print(f"{summary.task}: {verdict} after {summary.steps} steps "
-          f"(final progress {summary.progress[-1]:.2f}); wrote {config.out}/rollout.mp4, "
-          f"progress.png, summary.json, config.json")
+          f"(final progress {summary.progress[-1]:.2f}); wrote {config.out}/"
+          + ("" if skipped else "rollout.mp4, ") + "progress.png, summary.json, config.json")
+    if skipped:
+        print(f"  video skipped: {skipped}")
     return 0 if summary.success else 1
 
 
 def _execute(config: ExecuteConfig) -> int:
+    from simjudge.envs.backends import render_problem
     from simjudge.judges.live import LiveSubtaskJudges
     from simjudge.skills.executor import execute_solution
     from simjudge.skills.library import SkillLibrary
@@ -162,6 +167,7 @@ def _execute(config: ExecuteConfig) -> int:
         skills=SkillLibrary(config.skills) if config.skills else None,
         run_config=record("execute", config),
     )
+    skipped = render_problem()
     for v in summary.verdicts:
         status = "ok  " if v.success else "FAIL"
         why = f" - {v.reason}" if v.reason else ""
@@ -170,7 +176,9 @@ def _execute(config: ExecuteConfig) -> int:
     print(f"{summary.task}: {'VERIFIED' if summary.task_success else 'NOT VERIFIED'} "
           f"({summary.verdict}: claimed {summary.claimed_success}, verified "
           f"{summary.verified_success}); wrote {config.out}/verdicts.jsonl, summary.json"
-          + (", solution.mp4" if config.video else ""))
+          + (", solution.mp4" if config.video and not skipped else ""))
+    if config.video and skipped:
+        print(f"  video skipped: {skipped}")
     if not summary.task_success:
         print(f"  why: {summary.reason}")
     return 0 if summary.task_success else 1

@@ -55,6 +55,10 @@ def _audit(config: AuditConfig) -> int:
     failed = audit["failed_jobs"]
     print(f"\n{audit['episodes']} episodes, {len(failed)} failed; wrote {out / 'audit.json'}"
           + (f" and {out / 'report.html'}" if (out / "report.html").exists() else ""))
+    meta = out / "run_meta.json"  # rescore: the audit's own (a run's videos are its run's)
+    skipped = json.loads(meta.read_text()).get("video_skipped") if meta.exists() else None
+    if skipped:
+        print(f"  videos skipped: {skipped}")
     return 0
 
 

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from simjudge.envs.backends import render_problem
 from simjudge.envs.codegen import GeneratedCodeError
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
@@ -165,7 +166,9 @@ def execute_solution(
         sac_config: A :class:`~simjudge.skills.sac.SACConfig` (``total_steps`` and
             ``seed`` are set per subtask).
         resume: Skip subtasks whose verdict and end state are already in ``out_dir``.
-        video: Render frames and write ``solution.mp4``.
+        video: Render frames and write ``solution.mp4`` (skipped, with the reason under
+            ``video_skipped`` in ``summary.json``, where the backend cannot render here:
+            :func:`simjudge.envs.backends.render_problem`).
         skills: A :class:`~simjudge.skills.library.SkillLibrary` to add each
             successful subtask to (planned or learned; not oracle-solved ones), or None.
         goal: The task's independent goal as an env goal (``evaluate``/``progress``, e.g.
@@ -196,6 +199,8 @@ def execute_solution(
         "continue_on_failure": continue_on_failure,
     }
     prepare_run(run_dir, solution, config, resume)
+    video_skipped = render_problem() if video else None
+    video = video and video_skipped is None  # a backend that cannot render here: no video
     if goal is REFERENCE_GOAL:
         goal = _task_goal(solution.task)
     env = SimEnv(
@@ -233,7 +238,7 @@ def execute_solution(
         setattr(outcome, key, value)
     write_results(run_dir, outcome, config, video, env.metadata["render_fps"])
     summary = run_dir.read_json("summary.json")
-    run_dir.write_json("summary.json", {**summary, "goal_checks": goal_checks})
+    run_dir.write_json("summary.json", {**summary, "goal_checks": goal_checks, "video_skipped": video_skipped})
     return outcome
 
 

@@ -121,6 +121,10 @@ def run_demo(
 ) -> EpisodeSummary:
     """Build a built-in task, roll out the scripted policy, write video/plot/summary.
 
+    Where the backend cannot render here (SAPIEN without a Vulkan device) the rollout runs
+    without frames and ``summary.json`` says why under ``video_skipped`` (``video`` is then
+    null); see :func:`simjudge.envs.backends.render_problem`.
+
     Args:
         task: Built-in task id.
         out_dir: Output folder: ``config.json``, ``rollout.mp4``, ``progress.png``,
@@ -129,6 +133,7 @@ def run_demo(
         config: The calling command's full config, recorded in ``config.json``
             (default: the arguments).
     """
+    from simjudge.envs.backends import render_problem
     from simjudge.envs.wrappers import write_video
     from simjudge.skills.scripted import ScriptedPolicy
     from simjudge.tasks.spec import make_task_env
@@ -137,14 +142,19 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     recorded = {"task": task, "out": str(out), "seed": seed} if config is None else config
     RunDir(out).prepare(recorded, resume=True, identity=())  # a demo simply overwrites
-    env = make_task_env(task, render_mode="rgb_array")
+    skipped = render_problem()
+    env = make_task_env(task, render_mode=None if skipped else "rgb_array")
     try:
-        frames: list[np.ndarray] = []
+        frames: list[np.ndarray] | None = None if skipped else []
         summary = rollout(env, ScriptedPolicy(env, seed=seed), seed=seed, frames=frames, progress_bar=True)
-        write_video(frames, out / "rollout.mp4", fps=env.metadata["render_fps"])
+        if frames is not None:
+            write_video(frames, out / "rollout.mp4", fps=env.metadata["render_fps"])
+        else:
+            (out / "rollout.mp4").unlink(missing_ok=True)  # not a video of another run
     finally:
         env.close()
     _plot_progress(summary, out / "progress.png")
-    record = {"summary": asdict(summary), "task": task, "seed": seed, "versions": versions()}
+    record = {"summary": asdict(summary), "task": task, "seed": seed, "versions": versions(),
+              "video": None if skipped else "rollout.mp4", "video_skipped": skipped}
     write_json(out / "summary.json", record)
     return summary

@@ -44,6 +44,7 @@ __all__ = [
     "body_reading_size",
     "make_backend",
     "read_bodies_via_getters",
+    "render_problem",
 ]
 
 SUPPORTED_BACKENDS: tuple[str, ...] = ("pybullet", "mujoco", "sapien")
@@ -99,6 +100,23 @@ def make_backend(name: str = "pybullet", **kwargs) -> Backend:
         f"unknown physics backend {name!r}; supported backends are {list(SUPPORTED_BACKENDS)} "
         "(choose one with `--backend NAME`, SimEnv(backend=...) or $SIMJUDGE_BACKEND)"
     )
+
+
+def render_problem(name: str | None = None) -> str | None:
+    """Why backend ``name`` (default: :func:`default_backend`) cannot render here, else None.
+
+    Why: runs whose video is a by-product (``simjudge demo``, ``simjudge execute``) skip it
+    on a backend that cannot render on this machine and say why, instead of failing a run
+    whose physics works; commands that exist to render (``simjudge render``, image judges)
+    call ``render`` and get its error. Only SAPIEN can be unable (no Vulkan device); the
+    answer is found once per process.
+    """
+    if (name or default_backend()) != "sapien":
+        return None
+    from .sapien_render import render_unavailable, sapien_render_problem
+
+    problem = sapien_render_problem()
+    return None if problem is None else str(render_unavailable(problem))
 
 
 class UnknownBackendError(BackendError, ValueError):

@@ -25,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from simjudge.envs.backends import render_problem
 from simjudge.tasks.executors import Job, JobResult, JobStore, executor_from
 from simjudge.tasks.executors.base import ExecutorError
 from simjudge.tasks.policies import PolicyError
@@ -124,14 +125,17 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
                  for t in tasks for j in judges],
                 JobStore(run.root, results="calibration"), desc="calibrate ε", progress=progress), "calibration")
         epsilon = _epsilons(config, calibrations, judges)
+        # a backend that cannot render here (SAPIEN without Vulkan): episodes run, videos skip
+        video_skipped = render_problem() if config.videos > 0 else None
+        videos = config.videos if video_skipped is None else 0
         jobs = [
             Job(f"{name}__{t}__s{s:03d}", episode_job, kwargs={
                 "run_root": root, "name": name, "spec": spec, "task": t, "seed": s, "judges": judges,
-                "epsilon": epsilon, "horizon": config.horizon, "video": s < config.videos})
+                "epsilon": epsilon, "horizon": config.horizon, "video": s < videos})
             for name, spec in policies.items() for t in tasks for s in seeds
         ]
         executor.map(jobs, JobStore(run.root, results="results"), desc="episodes", progress=progress)
-    meta = {"epsilon": epsilon, "calibration": calibrations,
+    meta = {"epsilon": epsilon, "calibration": calibrations, "video_skipped": video_skipped,
             "frame_rate_hz": snaps[0]["frame_rate_hz"], "horizons": {s["task"]: s["horizon"] for s in snaps}}
     write_json(run.path("run_meta.json"), meta, indent=1)
     return summarize_run(root, report=config.report)
