@@ -46,6 +46,10 @@ _FINGER_JOINTS = [9, 10]
 _HAND_LINK = 8
 _SUCTION_LINKS = (8, 9, 10)
 _EE_LINK = 11
+_POSTURE_MARGIN = 0.3
+"""Distance (rad) from a joint limit within which the IK step pulls the arm towards home."""
+_POSTURE_GAIN = 0.05
+"""Share of the way to the home posture a step near a limit adds (in the null space)."""
 _SUCTION_FORCE = 300.0
 """Largest force (N) the suction weld transmits."""
 _MAX_STRETCH = 0.03
@@ -291,11 +295,32 @@ class PandaSuction:
         gram = jac @ transposed
         gram += self._damping_matrix(damping)  # + damping² on the diagonal
         solution = _SOLVE1(gram, error) if damping > 0.0 else np.linalg.solve(gram, error)
-        q = q_all[:7] + transposed @ solution
+        q0 = q_all[:7]
+        q = q0 + transposed @ solution
         lower, upper = self.lower, self.upper
+        if ((q0 < lower + _POSTURE_MARGIN) | (q0 > upper - _POSTURE_MARGIN)).any():
+            q += self._posture_pull(q0, jac, transposed, gram)
         if ((q < lower) | (q > upper)).any():
-            return self._clamped_step(q_all[:7], q, jac, error, damping)
+            return self._clamped_step(q0, q, jac, error, damping)
         return q
+
+    @staticmethod
+    def _posture_pull(
+        q0: np.ndarray, jac: np.ndarray, transposed: np.ndarray, gram: np.ndarray
+    ) -> np.ndarray:
+        """A self-motion towards :data:`HOME_QPOS` (through the Jacobian's null space).
+
+        Why: with a joint held at its limit (:meth:`_clamped_step`) the others carry the
+        motion, and over many steps the arm winds up against its limits (shoulder turned to
+        its stop, upper arm rolled the other way) where the next target's motion needs a held
+        joint and the hand cannot move towards it at all (HeatBreadInMicrowave's door stage).
+        Near a limit the step therefore also pulls the joints towards the home posture, in
+        the null space so the hand's motion is kept to first order (gradient projection with
+        the step's damped pseudo-inverse). Away from every limit nothing is added: those steps
+        are the plain step.
+        """
+        pull = _POSTURE_GAIN * (HOME_QPOS - q0)
+        return pull - transposed @ np.linalg.solve(gram, jac @ pull)
 
     def _clamped_step(
         self, q0: np.ndarray, q: np.ndarray, jac: np.ndarray, error: np.ndarray, damping: float

@@ -43,7 +43,8 @@ def preserved_state(backend: Backend) -> Iterator[None]:
     """Snapshot the backend's world and restore it afterwards, whatever happens inside.
 
     Why: planning teleports the arm (and a held object) thousands of times; the
-    simulation must end exactly where it started, contacts included.
+    simulation must end exactly where it started (the next step then finds the contacts
+    afresh, as after any restore).
     """
     snapshot = backend.save_state()
     try:

@@ -32,6 +32,9 @@ LIMIT_SLACK = 0.005
 """How far (a fraction of the joint's range) an object joint may get beyond a limit before
 the backend's hard stop puts it back (see :meth:`PyBulletBackend.set_joint_limits`)."""
 
+_STATIC_GROUP, _STATIC_MASK = 2, -1 ^ 2
+"""Bullet's ``StaticFilter`` and ``AllFilter ^ StaticFilter``: a fixed base's collision filter."""
+
 _JOINT_TYPES: dict[int, Literal["revolute", "prismatic", "fixed", "spherical", "planar"]] = {
     0: "revolute", 1: "prismatic", 2: "spherical", 3: "planar", 4: "fixed",
 }
@@ -83,6 +86,8 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         self._batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray]] = {}
         self._movable_cache: dict[int, list[int] | None] = {}
         self._fixed_bodies: set[int] = set()
+        self._colliders: list[tuple[int, int, int, int]] = []
+        """(body, link, collision filter group, mask) of every link: see :meth:`restore_state`."""
         self._still: dict[tuple, tuple] = {}  # reads kept across steps, see "state" below
         self._body_aabbs: dict[int, tuple] = {}
         self._settled = False
@@ -109,6 +114,7 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         self._joint_cache.clear()
         self._movable_cache.clear()
         self._fixed_bodies.clear()
+        self._colliders.clear()
         self._moved()
         self._configure()
 
@@ -143,7 +149,12 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         fixed_base: bool = False,
         scale: float = 1.0,
     ) -> int:
-        """Load a URDF file; self-collision is enabled for non-adjacent links."""
+        """Load a URDF file; its links do not collide with each other.
+
+        PyBullet checks self-collision only with ``URDF_USE_SELF_COLLISION``, which is not
+        set (``..._EXCLUDE_PARENT`` alone changes nothing); the MuJoCo and SAPIEN backends
+        match (``tests/envs/backends/test_collision_filters.py``).
+        """
         p = self._p
         self._moved()
         flags = p.URDF_USE_SELF_COLLISION_EXCLUDE_PARENT | p.URDF_USE_INERTIA_FROM_FILE
@@ -159,6 +170,7 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
             )
         except p.error as exc:
             raise BackendError(f"cannot load URDF {path}: {exc}") from exc
+        self._add_colliders(int(body), p.getNumJoints(body, physicsClientId=self._client), bool(fixed_base))
         if fixed_base:
             self._fixed_bodies.add(int(body))
             if flat_boxes.ENABLED:  # its base's box panels are ray-cast in frames
@@ -180,11 +192,25 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         body = int(
             p.createMultiBody(mass, col, vis, basePosition=list(position), physicsClientId=c)
         )
+        self._add_colliders(body, 0, mass == 0.0)
         if mass == 0.0:
             self._fixed_bodies.add(body)
         if flat:
             self._flat_boxes.add(body, half_extents, rgba)
         return body
+
+    def _add_colliders(self, body: int, n_links: int, fixed_base: bool) -> None:
+        """Record (and set) each link's collision filter: PyBullet's own defaults, made explicit.
+
+        PyBullet files a fixed base under ``StaticFilter`` (group 2, mask all but 2) and every
+        other link under ``DefaultFilter`` (group 1, mask all); none of simjudge's URDFs sets
+        its own. Set here so that :meth:`restore_state` can set the very same values again.
+        """
+        p, c = self._p, self._client
+        for link in range(-1, n_links):
+            group, mask = (_STATIC_GROUP, _STATIC_MASK) if link == -1 and fixed_base else (1, -1)
+            p.setCollisionFilterGroupMask(body, link, group, mask, physicsClientId=c)
+            self._colliders.append((body, link, group, mask))
 
     def body_handles(self) -> list[int]:
         """Handles of all bodies in the world."""
@@ -334,16 +360,28 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
 
     # snapshots ---------------------------------------------------------------------
     def save_state(self) -> int:
-        """In-memory snapshot (includes contact warm-start data)."""
+        """In-memory snapshot of the bodies' state."""
         return int(self._p.saveState(physicsClientId=self._client))
 
     def restore_state(self, state: int) -> None:
-        """Restore a snapshot of this client."""
+        """Restore a snapshot of this client, with no contact manifold left over.
+
+        Why: PyBullet's ``restoreState`` keeps the contact manifolds made after the save
+        (the hand on a faucet handle) and the order the solver meets the others in depends on
+        what ran since, so the same snapshot stepped the same way gave different numbers in
+        the first episode and in later ones. Setting each link's collision filter again (the
+        same values) makes Bullet drop the link's pairs and their manifolds; the next step
+        finds the contacts afresh, in sorted pair order (``deterministicOverlappingPairs``),
+        whatever ran before (``tests/envs/test_restore_determinism.py``).
+        """
+        p, c = self._p, self._client
         self._moved()
         try:
-            self._p.restoreState(stateId=state, physicsClientId=self._client)
-        except self._p.error as exc:
+            p.restoreState(stateId=state, physicsClientId=c)
+        except p.error as exc:
             raise BackendError(f"cannot restore state {state}: {exc}") from exc
+        for body, link, group, mask in self._colliders:
+            p.setCollisionFilterGroupMask(body, link, group, mask, physicsClientId=c)
 
     def remove_state(self, state: int) -> None:
         """Forget a snapshot."""
