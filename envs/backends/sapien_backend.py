@@ -77,6 +77,7 @@ class SapienBackend(SapienQueries):
         self._states: dict[int, tuple[int, bytes]] = {}
         self._next = {"body": 0, "constraint": 0, "state": 0}
         self._type_bits: dict[int, int] = {}
+        self._excluded: set[frozenset[tuple[int, int]]] = set()
         self._memo: dict[Any, Any] = {}
         self._scene: Any = None
         self._renders = sapien_render_problem() is None  # a Vulkan device: build visuals too
@@ -102,6 +103,7 @@ class SapienBackend(SapienQueries):
         self._states.clear()
         self._next.update(body=0)
         self._type_bits.clear()
+        self._excluded.clear()
         self._memo.clear()
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ class SapienQueries:
     _drives: dict[int, tuple[Any, ...]]
     _next: dict[str, int]
     _type_bits: dict[int, int]
+    _excluded: set[frozenset[tuple[int, int]]]
 
     def _body(self, body: int) -> _Body:  # pragma: no cover - provided by the backend
         raise NotImplementedError
@@ -166,12 +167,24 @@ class SapienQueries:
         """Switch off collision between links of two bodies (:func:`exclude_pair`).
 
         Links of one body never collide (:func:`ignore_self_collision`), so a pair within one
-        body needs nothing; switching a pair back on is not supported (nothing asks for it).
+        body needs nothing; a pair switched off stays off.
+
+        Raises:
+            BackendError: ``enabled`` for a pair switched off before (not supported here).
         """
         first, second = self._body(body_a).links[link_a + 1], self._body(body_b).links[link_b + 1]
-        if enabled or body_a == body_b:
+        if body_a == body_b:
+            return
+        pair = frozenset(((body_a, link_a), (body_b, link_b)))
+        if enabled:
+            if pair in self._excluded:
+                raise BackendError(
+                    f"the SAPIEN backend cannot switch collision between {sorted(pair)} back on; "
+                    "rebuild the world (reset_world) or use the pybullet or mujoco backend"
+                )
             return
         exclude_pair(first, second, self._type_bits)
+        self._excluded.add(pair)
 
     # kinematics ---------------------------------------------------------------------
     def _fk_jacobian(self, record: _Body, link: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

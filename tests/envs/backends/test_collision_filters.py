@@ -84,5 +84,8 @@ def test_sapien_says_when_its_pair_bits_run_out():
         world.set_collision_between(boxes[0], -1, boxes[30], -1, False)  # one more bit: the 31st
         with pytest.raises(BackendError, match="31 contact-type bits"):
             world.set_collision_between(boxes[1], -1, boxes[31], -1, False)
+        world.set_collision_between(boxes[2], -1, boxes[5], -1, True)  # never off: nothing to do
+        with pytest.raises(BackendError, match="back on"):
+            world.set_collision_between(boxes[1], -1, boxes[0], -1, True)
     finally:
         world.close()
