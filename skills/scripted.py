@@ -221,16 +221,19 @@ class ScriptedPolicy:
         aligned = target_orn is None or quat_angle_between(orn, target_orn) < np.radians(8)
         return bool(close and aligned)
 
-    def _stalled_placed(self, goal: PlaceGoal) -> bool:
-        """Whether lowering stalled (< :data:`_STALL` down since the last step) with the part placed.
+    def _placed_to_let_go(self, goal: PlaceGoal) -> bool:
+        """Whether lowering ends with the part let go where it is placed.
 
-        Why: where the target does not give way (a bowl that stays on the table), the drop
+        At once for a part ``in`` a container, else once lowering stalled (< :data:`_STALL`
+        down since the last step). Why: where the target does not give way (a bowl that stays on the table), the drop
         height is never reached and pressing on until the phase times out overloads the
-        suction; a part already placed is let go where it rests.
+        suction, or squeezes a part in a container out over the rim where the suction is
+        compliant (SAPIEN's drive); a part already placed is let go where it rests.
         """
         z = float(self.env.scene.robot.ee_pose()[0][2])
         last, self._lower_z = self._lower_z, z
-        if last is None or z < last - _STALL:
+        stalled = last is not None and not z < last - _STALL
+        if goal.relation != "in" and not stalled:
             return False
         return bool(goal.evaluate(self.env.view).get("is_placed"))
 
@@ -455,11 +458,7 @@ class ScriptedPolicy:
         if name == "lower":
             drop = above.copy()
             drop[2] = t_hi[2] + (hi[2] - lo[2]) + 0.01 if goal.relation == "on" else t_hi[2] + 0.02
-            # a part in its container is let go at once: pressing it on into the bottom squeezes
-            # it out over the rim where the suction is compliant (SAPIEN's drive)
-            in_container = goal.relation == "in" and goal.evaluate(view).get("is_placed")
-            if self._at(drop, None, tol=0.015) or self.phase.steps > 40 or in_container \
-                    or self._stalled_placed(goal):
+            if self._at(drop, None, tol=0.015) or self.phase.steps > 40 or self._placed_to_let_go(goal):
                 self.switch_phase("release")
             return self._move(drop, down, suction=True)
         return self._move(above + np.array([0, 0, 0.05]), down, suction=False)
