@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simjudge.envs.robot import _SOLVE1
 from simjudge.tasks.spec import make_task_env
+from tests.envs.ik_steps import jacobian, plain_step
 
 
 @pytest.fixture(scope="module")
@@ -25,25 +25,14 @@ def arm():
     env.close()
 
 
-def _jacobian(robot, state) -> np.ndarray:
-    return robot.backend.jacobian(robot.body, robot.ee_link, state[0])[:, :7]
-
-
-def _plain_step(robot, state, error: np.ndarray, damping: float = 0.05) -> np.ndarray:
-    """The damped-least-squares step as written before clamping (no limits)."""
-    jac = _jacobian(robot, state)
-    gram = jac @ jac.T + np.eye(6) * damping**2
-    return state[0][:7] + jac.T @ _SOLVE1(gram, error)
-
-
-def test_a_step_inside_the_range_is_the_plain_step(arm):
+def test_a_step_inside_the_range_is_theplain_step(arm):
     state = arm.read_state()
     _, pos, orn = state
     target = [p + d for p, d in zip(pos, (0.02, -0.01, -0.02), strict=True)]
     q = arm._differential_ik(state, target, orn)
     # the IK's own error: the same float differences, no rotation (target = current)
     error = np.array([t - p for t, p in zip(target, pos, strict=True)] + [0.0, 0.0, 0.0])
-    plain = _plain_step(arm, state, error)
+    plain = plain_step(arm, state, error)
     assert np.all((plain >= arm.lower) & (plain <= arm.upper))
     np.testing.assert_array_equal(q, plain)
 
@@ -54,7 +43,7 @@ def test_a_joint_at_its_limit_is_held_and_the_others_take_over(arm, joint):
     q0, pos, orn = state[0][:7], state[1], state[2]
     move = np.array([0.03, 0.02, -0.03])
     error = np.concatenate([move, [0.0, 0.0, 0.0]])
-    free = _plain_step(arm, state, error)
+    free = plain_step(arm, state, error)
     assert free[joint] != q0[joint], "the free step must move the joint this test holds"
     lower, upper = arm.lower.copy(), arm.upper.copy()
     try:  # the joint sits at its limit in the direction the free step moves it
@@ -70,7 +59,7 @@ def test_a_joint_at_its_limit_is_held_and_the_others_take_over(arm, joint):
         assert q[joint] == q0[joint]  # held at the limit
     finally:
         arm.lower, arm.upper = lower, upper
-    jac = _jacobian(arm, state)
+    jac = jacobian(arm, state)
     residual = np.linalg.norm(error - jac @ (q - q0))
     residual_clipped = np.linalg.norm(error - jac @ (clipped - q0))
     # the other joints make up for the held one: the hand gets (almost) where it was sent

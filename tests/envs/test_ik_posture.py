@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simjudge.envs.robot import _POSTURE_MARGIN, _SOLVE1, HOME_QPOS
+from simjudge.envs.robot import _POSTURE_MARGIN, HOME_QPOS
 from simjudge.skills.scripted import ScriptedPolicy
 from simjudge.tasks.spec import make_task_env
+from tests.envs.ik_steps import jacobian, plain_step
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +33,8 @@ def _near_limit_step(arm, joint: int):
     state = arm.read_state()
     q0, pos, orn = state[0][:7], state[1], state[2]
     move = np.array([0.01, -0.01, 0.01])
-    jac = arm.backend.jacobian(arm.body, arm.ee_link, state[0])[:, :7]
-    gram = jac @ jac.T + np.eye(6) * 0.05**2
-    plain = q0 + jac.T @ _SOLVE1(gram, np.concatenate([move, [0.0, 0.0, 0.0]]))
+    jac = jacobian(arm, state)
+    plain = plain_step(arm, state, np.concatenate([move, [0.0, 0.0, 0.0]]))
     upper = arm.upper.copy()
     try:  # a limit within the margin, beyond where the plain step goes (nothing is clamped)
         arm.upper = upper.copy()
@@ -62,10 +62,8 @@ def test_away_from_every_limit_nothing_is_added(arm):
     assert np.all((q0 > arm.lower + _POSTURE_MARGIN) & (q0 < arm.upper - _POSTURE_MARGIN))
     _, pos, orn = state
     q = arm._differential_ik(state, np.array(pos) + 0.01, orn)
-    jac = arm.backend.jacobian(arm.body, arm.ee_link, state[0])[:, :7]
-    gram = jac @ jac.T + np.eye(6) * 0.05**2
     error = np.array([(p + 0.01) - p for p in pos] + [0.0, 0.0, 0.0])
-    np.testing.assert_array_equal(q, q0 + jac.T @ _SOLVE1(gram, error))
+    np.testing.assert_array_equal(q, plain_step(arm, state, error))
 
 
 def test_the_oracle_heats_bread_in_the_microwave():
