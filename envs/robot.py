@@ -100,6 +100,17 @@ only one solved with it.
 """
 
 
+def _outside(values: list[float], lower: list[float], upper: list[float]) -> bool:
+    """Whether any value lies below its lower or above its upper bound (NaN lies in neither).
+
+    ``((q < lower) | (q > upper)).any()`` on plain floats, minus numpy's per-call overhead.
+    """
+    for value, low, high in zip(values, lower, upper):
+        if value < low or value > high:
+            return True
+    return False
+
+
 def _floats(values) -> list[float]:
     """A short vector (array or sequence) as plain floats."""
     return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
@@ -154,8 +165,10 @@ class PandaSuction:
         )
         infos = backend.joint_infos(self.body)
         self._movable = [j.index for j in infos if j.type != "fixed"]
-        self.lower = np.array([infos[j].lower for j in self.arm_joints])
-        self.upper = np.array([infos[j].upper for j in self.arm_joints])
+        self._set_limits(
+            np.array([infos[j].lower for j in self.arm_joints]),
+            np.array([infos[j].upper for j in self.arm_joints]),
+        )
         self._ik_lower = np.array([infos[j].lower for j in self._movable])
         self._ik_upper = np.array([infos[j].upper for j in self._movable])
         self._ik_rest = np.concatenate([HOME_QPOS, np.zeros(len(self._movable) - 7)])
@@ -177,6 +190,40 @@ class PandaSuction:
             backend.set_dynamics(self.body, link, linear_damping=0.0, angular_damping=0.0)
         for link in _SUCTION_LINKS:
             backend.set_dynamics(self.body, link, lateral_friction=1.5)
+
+    @property
+    def lower(self) -> np.ndarray:
+        """Arm joint lower limits (7, read-only; assign a new array to change them)."""
+        return self._lower
+
+    @lower.setter
+    def lower(self, value: np.ndarray) -> None:
+        self._set_limits(value, self._upper)
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Arm joint upper limits (7, read-only; assign a new array to change them)."""
+        return self._upper
+
+    @upper.setter
+    def upper(self, value: np.ndarray) -> None:
+        self._set_limits(self._lower, value)
+
+    def _set_limits(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Keep the limits and, as plain floats, the bounds the IK step checks every step.
+
+        Why plain floats: the two range checks of a control step on 7 floats cost a
+        fifth of the step as numpy expressions; the arrays are read-only so the floats
+        cannot go stale behind them.
+        """
+        self._lower = np.array(lower, dtype=float)
+        self._upper = np.array(upper, dtype=float)
+        self._lower.setflags(write=False)
+        self._upper.setflags(write=False)
+        self._limits = (self._lower.tolist(), self._upper.tolist())
+        self._near_limits = (
+            (self._lower + _POSTURE_MARGIN).tolist(), (self._upper - _POSTURE_MARGIN).tolist()
+        )
 
     # state ----------------------------------------------------------------------
     def reset_home(self, qpos: np.ndarray | None = None) -> None:
@@ -297,16 +344,15 @@ class PandaSuction:
         solution = _SOLVE1(gram, error) if damping > 0.0 else np.linalg.solve(gram, error)
         q0 = q_all[:7]
         q = q0 + transposed @ solution
-        lower, upper = self.lower, self.upper
-        if ((q0 < lower + _POSTURE_MARGIN) | (q0 > upper - _POSTURE_MARGIN)).any():
-            q += self._posture_pull(q0, jac, transposed, gram)
-        if ((q < lower) | (q > upper)).any():
+        if _outside(q0.tolist(), *self._near_limits):
+            q += self._posture_pull(q0, jac, transposed, gram, damping)
+        if _outside(q.tolist(), *self._limits):
             return self._clamped_step(q0, q, jac, error, damping)
         return q
 
     @staticmethod
     def _posture_pull(
-        q0: np.ndarray, jac: np.ndarray, transposed: np.ndarray, gram: np.ndarray
+        q0: np.ndarray, jac: np.ndarray, transposed: np.ndarray, gram: np.ndarray, damping: float
     ) -> np.ndarray:
         """A self-motion towards :data:`HOME_QPOS` (through the Jacobian's null space).
 
@@ -320,7 +366,8 @@ class PandaSuction:
         are the plain step.
         """
         pull = _POSTURE_GAIN * (HOME_QPOS - q0)
-        return pull - transposed @ np.linalg.solve(gram, jac @ pull)
+        solve = _SOLVE1 if damping > 0.0 else np.linalg.solve  # as the step's own solve
+        return pull - transposed @ solve(gram, jac @ pull)
 
     def _clamped_step(
         self, q0: np.ndarray, q: np.ndarray, jac: np.ndarray, error: np.ndarray, damping: float

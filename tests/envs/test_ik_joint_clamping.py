@@ -47,12 +47,12 @@ def test_a_joint_at_its_limit_is_held_and_the_others_take_over(arm, joint):
     assert free[joint] != q0[joint], "the free step must move the joint this test holds"
     lower, upper = arm.lower.copy(), arm.upper.copy()
     try:  # the joint sits at its limit in the direction the free step moves it
+        held = (upper if free[joint] > q0[joint] else lower).copy()
+        held[joint] = q0[joint]
         if free[joint] > q0[joint]:
-            arm.upper = upper.copy()
-            arm.upper[joint] = q0[joint]
+            arm.upper = held
         else:
-            arm.lower = lower.copy()
-            arm.lower[joint] = q0[joint]
+            arm.lower = held
         q = arm._differential_ik(state, np.array(pos) + move, orn)
         clipped = np.minimum(np.maximum(free, arm.lower), arm.upper)
         assert np.all((q >= arm.lower) & (q <= arm.upper))
@@ -64,3 +64,17 @@ def test_a_joint_at_its_limit_is_held_and_the_others_take_over(arm, joint):
     residual_clipped = np.linalg.norm(error - jac @ (clipped - q0))
     # the other joints make up for the held one: the hand gets (almost) where it was sent
     assert residual < 0.5 * residual_clipped
+
+
+def test_limits_are_changed_by_assignment_only(arm):
+    # the IK step checks plain-float copies of the limits; in-place edits would leave them stale
+    with pytest.raises(ValueError, match="read-only"):
+        arm.upper[0] = 0.0
+    upper = arm.upper.copy()
+    try:
+        arm.upper = np.full(7, -10.0)  # every joint above its upper limit: the step must clamp all
+        state = arm.read_state()
+        q = arm._differential_ik(state, np.array(state[1]) + [0.01, 0.0, 0.0], state[2])
+        assert np.all(q <= -10.0)
+    finally:
+        arm.upper = upper

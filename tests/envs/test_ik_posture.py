@@ -37,8 +37,9 @@ def _near_limit_step(arm, joint: int):
     plain = plain_step(arm, state, np.concatenate([move, [0.0, 0.0, 0.0]]))
     upper = arm.upper.copy()
     try:  # a limit within the margin, beyond where the plain step goes (nothing is clamped)
-        arm.upper = upper.copy()
-        arm.upper[joint] = max(q0[joint], plain[joint]) + 0.5 * _POSTURE_MARGIN
+        near = upper.copy()
+        near[joint] = max(q0[joint], plain[joint]) + 0.5 * _POSTURE_MARGIN
+        arm.upper = near
         q = arm._differential_ik(state, np.array(pos) + move, orn)
     finally:
         arm.upper = upper
