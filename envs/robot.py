@@ -105,7 +105,7 @@ def _outside(values: list[float], lower: list[float], upper: list[float]) -> boo
 
     ``((q < lower) | (q > upper)).any()`` on plain floats, minus numpy's per-call overhead.
     """
-    for value, low, high in zip(values, lower, upper):
+    for value, low, high in zip(values, lower, upper, strict=True):
         if value < low or value > high:
             return True
     return False

@@ -140,11 +140,14 @@ class JudgeRecord(BaseJudgeWrapper):
         """Step the env, record the judge's result, finish the record at episode end."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         observe = self._lean_observe
-        if observe is not None:  # this wrapper runs the judge, on the fast path (_judge_step)
+        if observe is not None:  # this wrapper runs the judge: _lean_step, inlined (hot path)
             self.step_index = step = self.step_index + 1
+            stats = self._stats
+            if self._lean_counts:
+                stats.calls += 1
             start = perf_counter()
             fast = self.last_fast = observe(step, self._view, info, terminated or truncated, None)
-            self._stats.seconds += perf_counter() - start
+            stats.seconds += perf_counter() - start
             self._signal = None
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)

@@ -108,9 +108,19 @@ class JudgePanel(Judge):
         """True if any member reads a frame on this step."""
         return any(j.wants_frame(step, done) for j in self.judges.values())
 
-    def _bind_observers(self) -> tuple[tuple[Any, float], ...]:
-        """(member.observe_fast, weight) in member order: the panel's hot loop."""
-        return tuple((j.observe_fast, self.weights[n]) for n, j in self.judges.items())
+    def _bind_observers(self) -> tuple[tuple[Any, float, Any], ...]:
+        """(fast path, weight, call stats or None) per member, in order: the panel's hot loop.
+
+        A member that judges every step is called through its ``_fast`` and the panel counts
+        the call in its stats (what :meth:`Judge.observe_fast` does around ``_fast`` once the
+        panel's reset has given it a context); a member that checks only every k steps goes
+        through ``observe_fast`` (which counts and skips itself).
+        """
+        return tuple(
+            (j._fast, self.weights[n], j.stats["observe"]) if j.success_every <= 1
+            else (j.observe_fast, self.weights[n], None)
+            for n, j in self.judges.items()
+        )
 
     @property
     def needs_transition(self) -> bool:
@@ -122,6 +132,7 @@ class JudgePanel(Judge):
         super().set_success_every(every)
         for judge in self.judges.values():
             judge.set_success_every(every)
+        self._observers = self._bind_observers()
 
     def _reset(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
@@ -154,7 +165,9 @@ class JudgePanel(Judge):
         phi_weight: float = 0
         success: float = 0
         failure: float = 0
-        for observe, w in self._observers:
+        for observe, w, stats in self._observers:
+            if stats is not None:
+                stats.calls += 1
             result = observe(step, view, info, done, transition)
             results.append(result)
             reward += w * result[0]

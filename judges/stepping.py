@@ -94,7 +94,9 @@ class BaseJudgeWrapper(gym.Wrapper):
         self.last_fast: FastSignal | None = None
         self._signal: JudgeSignal | None = None
         self._lean_observe: Any = None
-        """``judge.observe_fast`` once a reset made the lean step possible, else None."""
+        """The judge's fast path once a reset made the lean step possible, else None."""
+        self._lean_counts = False
+        """Whether the lean step counts the call (``_fast`` bound) or the judge does."""
 
     @property
     def last_signal(self) -> JudgeSignal | None:
@@ -178,7 +180,34 @@ class BaseJudgeWrapper(gym.Wrapper):
         transition = self._transition(0, obs, info) if self._needs_transition else None
         fast = self._observe(0, info, False, transition)
         # steps without a leader or a transition take the lean path (see JudgeRecord.step)
-        self._lean_observe = None if self._needs_transition else self.judge.observe_fast
+        self._bind_lean()
+        return fast
+
+    def _bind_lean(self) -> None:
+        """The lean step's call: the judge's ``_fast`` where ``observe_fast`` adds only checks.
+
+        After the reset above the judge has a context, and a judge that checks every step
+        repeats nothing, so what :meth:`Judge.observe_fast` adds is the call count, which
+        :meth:`_lean_step` keeps; a judge that checks every k steps goes through it.
+        """
+        judge = self.judge
+        if self._needs_transition:
+            self._lean_observe, self._lean_counts = None, False
+        elif judge.success_every <= 1:
+            self._lean_observe, self._lean_counts = judge._fast, True
+        else:
+            self._lean_observe, self._lean_counts = judge.observe_fast, False
+
+    def _lean_step(self, observe: Any, info: dict[str, Any], done: bool) -> FastSignal:
+        """One timed lean-path call of the judge (one timing pair per wrapper step)."""
+        self.step_index = step = self.step_index + 1
+        stats = self._stats
+        if self._lean_counts:
+            stats.calls += 1
+        start = perf_counter()
+        fast = self.last_fast = observe(step, self._view, info, done, None)
+        stats.seconds += perf_counter() - start
+        self._signal = None
         return fast
 
     def _judge_step(
@@ -195,19 +224,14 @@ class BaseJudgeWrapper(gym.Wrapper):
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}.step() called before reset(); call env.reset() first"
             )
+        observe = self._lean_observe
+        if observe is not None:
+            return self._lean_step(observe, info, terminated or truncated)
         self.step_index = step = self.step_index + 1
         if self._leader is not None:
             if self._leader.step_index != step:  # pragma: no cover - defensive
                 raise RuntimeError("stacked judge wrappers are out of step; reset the env")
             return self._follow_leader()
-        if not self._needs_transition:
-            start = perf_counter()
-            fast = self.last_fast = self.judge.observe_fast(
-                step, self._view, info, terminated or truncated, None
-            )
-            self._stats.seconds += perf_counter() - start
-            self._signal = None
-            return fast
         transition = self._transition(
             step,
             obs,
