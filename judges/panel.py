@@ -170,12 +170,11 @@ class JudgePanel(Judge):
                 stats.calls += 1
             result = observe(step, view, info, done, transition)
             results.append(result)
-            reward += w * result[0]
-            p = result[1]
+            r, p, code, _ = result
+            reward += w * r
             if p is not None:
                 phi_sum += w * p
                 phi_weight += w
-            code = result[2]
             if code == SUCCESS_CODE:
                 success += w
             elif code == FAILURE_CODE:
