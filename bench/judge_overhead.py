@@ -7,14 +7,18 @@ and the OPD metrics recorded (in memory). A second wrapped env records a panel o
 (code success, privileged, generated reward code, noisy privileged) and is measured in the
 same alternating rounds (``panel-4 ratio``); the registered live learned judge (``obs-progress``,
 a network forward per step) is measured against the bare env in rounds of its own
-(``learned judge ... ratio``). The envs replay the same random
-actions (suction off, the common case of reward subtasks) over episodes of the task's
-horizon, resets included; the measurements alternate in chunks of ``--chunk`` steps (one
-episode by default) within each round, so machine noise hits all envs alike. Prints steps/s of both (medians), per-step overhead, the judges' own time per
-observe, the in-run split (the share of the wrapped env's time spent in the bare env's own
+(``learned judge ... ratio``). The envs replay the same random actions (suction off, the
+common case of reward subtasks) over episodes of the task's horizon, resets included; the
+measurements alternate in chunks of ``--chunk`` steps (one episode by default) within each
+round, so machine noise hits all envs alike.
+
+Prints steps/s of both (medians), per-step overhead, the judges' own time per observe, the
+in-run split (the share of the wrapped env's time spent in the bare env's own
 ``step``/``reset``, timed as they happen, robust to load; the timing wrapper's own cost,
-measured on a no-op, is taken out of both parts, and the raw share is printed beside it) and ``ratio: X`` = the median over
-rounds of wrapped ÷ bare steps/s of the same round (target ≥ 0.95).
+measured on a no-op, is taken out of both parts, and the raw share is printed beside it), the
+same split of a do-nothing ``gym.Wrapper`` (what a wrapper layer alone costs in a step), and
+``ratio: X`` = the median over rounds of wrapped ÷ bare steps/s of the same round (target
+≥ 0.95).
 
 Time is the process's CPU time by default (``--clock cpu``): physics runs in-process, and
 CPU time is what the judges add, whereas wall time on a shared machine mostly measures
@@ -34,6 +38,7 @@ import argparse
 import statistics
 import time
 
+import gymnasium as gym
 import numpy as np
 
 from simjudge.judges import (
@@ -102,6 +107,13 @@ def _round_rates(envs, actions: np.ndarray, clock, chunk: int) -> list[float]:
                     env.reset(seed=0)
             spent[k] += clock() - t0
     return [len(actions) / s for s in spent]
+
+
+class _PassThrough(gym.Wrapper):
+    """A wrapper that only forwards ``step``: the in-run split's floor for any wrapper."""
+
+    def step(self, action):
+        return self.env.step(action)
 
 
 def _timer(clock, spent: list[float], calls: list[int]):
@@ -176,11 +188,15 @@ def _split(wrapped, actions: np.ndarray, clock=time.process_time) -> tuple[float
 
 
 def _member_us(wrapped, actions: np.ndarray, clock) -> dict[str, float]:
-    """µs per fast-path observe of each panel member, timed with ``clock`` in one pass."""
+    """µs per step in each panel member's fast path (``_fast``), timed with ``clock`` in one pass.
+
+    ``_fast`` is what the panel calls (through ``observe_fast`` only for a member that checks
+    every k steps); the panel binds its members at reset, which the pass begins with.
+    """
     spent: dict[str, float] = {}
     members = wrapped.judge.judges
     for name, member in members.items():
-        method = member.observe_fast
+        method = member._fast
 
         def timed(*args, _method=method, _name=name):
             start = clock()
@@ -189,12 +205,12 @@ def _member_us(wrapped, actions: np.ndarray, clock) -> dict[str, float]:
             finally:
                 spent[_name] = spent.get(_name, 0.0) + clock() - start
 
-        member.observe_fast = timed
+        member._fast = timed
     try:
         _rate(wrapped, actions, clock)
     finally:
         for member in members.values():
-            del member.observe_fast
+            del member._fast
     return {name: 1e6 * seconds / len(actions) for name, seconds in spent.items()}
 
 
@@ -278,6 +294,9 @@ def main() -> None:
     splits = [_split(wrapped, actions, clock) for _ in range(3)]
     split = statistics.median(corrected for corrected, _ in splits)
     raw_split = statistics.median(raw for _, raw in splits)
+    passthrough = _PassThrough(make_task_env(args.task))
+    floor = statistics.median(_split(passthrough, actions, clock)[0] for _ in range(3))
+    passthrough.close()
     member_us = _member_us(wrapped, actions, clock)
     four_us = _member_us(four, actions, clock)
     for env in (four, wrapped, bare):
@@ -299,6 +318,7 @@ def main() -> None:
     print(f"per-round ratios: {', '.join(f'{r:.3f}' for r in ratios)}")
     print(f"in-run split (bare env time / wrapped env time): {split:.3f}  "
           f"(timing wrapper's own cost removed; raw {raw_split:.3f})")
+    print(f"in-run split of a do-nothing gym.Wrapper (what any wrapper layer costs here): {floor:.3f}")
     print(f"ratio: {statistics.median(ratios):.3f}")
 
 
