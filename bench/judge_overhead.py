@@ -16,7 +16,8 @@ Prints steps/s of both (medians), per-step overhead, the judges' own time per ob
 in-run split (the share of the wrapped env's time spent in the bare env's own
 ``step``/``reset``, timed as they happen, robust to load; the timing wrapper's own cost,
 measured on a no-op, is taken out of both parts, and the raw share is printed beside it), the
-same split of a do-nothing ``gym.Wrapper`` (what a wrapper layer alone costs in a step), and
+same split of the judged step built up a layer at a time (a do-nothing ``gym.Wrapper``, the
+recorder with one judge, a panel of one), and
 ``ratio: X`` = the median over rounds of wrapped ÷ bare steps/s of the same round (target
 ≥ 0.95).
 
@@ -114,6 +115,31 @@ class _PassThrough(gym.Wrapper):
 
     def step(self, action):
         return self.env.step(action)
+
+
+def _layer_splits(task: str, actions: np.ndarray, clock, every: int) -> dict[str, float]:
+    """The in-run split of the judged step built up a layer at a time (medians of 3 passes).
+
+    A do-nothing ``gym.Wrapper``; the recorder with the privileged judge alone, with the code
+    judge alone, and with a panel of the privileged judge alone: with the bench's panel's split
+    they show what the wrapper, the recorder, each judge and the panel add.
+    """
+    builds = {
+        "do-nothing wrapper": lambda: _PassThrough(make_task_env(task)),
+        "record[privileged]": lambda: JudgeRecord(make_task_env(task), PrivilegedProgressJudge()),
+        "record[code-success]": lambda: JudgeRecord(
+            make_task_env(task), CodeSuccessJudge(success_code(task)), success_every=every
+        ),
+        "record[panel[privileged]]": lambda: JudgeRecord(
+            make_task_env(task), JudgePanel([PrivilegedProgressJudge()])
+        ),
+    }
+    splits = {}
+    for name, build in builds.items():
+        env = build()
+        splits[name] = statistics.median(_split(env, actions, clock)[0] for _ in range(3))
+        env.close()
+    return splits
 
 
 def _timer(clock, spent: list[float], calls: list[int]):
@@ -294,9 +320,7 @@ def main() -> None:
     splits = [_split(wrapped, actions, clock) for _ in range(3)]
     split = statistics.median(corrected for corrected, _ in splits)
     raw_split = statistics.median(raw for _, raw in splits)
-    passthrough = _PassThrough(make_task_env(args.task))
-    floor = statistics.median(_split(passthrough, actions, clock)[0] for _ in range(3))
-    passthrough.close()
+    layers = _layer_splits(args.task, actions, clock, every)
     member_us = _member_us(wrapped, actions, clock)
     four_us = _member_us(four, actions, clock)
     for env in (four, wrapped, bare):
@@ -318,7 +342,8 @@ def main() -> None:
     print(f"per-round ratios: {', '.join(f'{r:.3f}' for r in ratios)}")
     print(f"in-run split (bare env time / wrapped env time): {split:.3f}  "
           f"(timing wrapper's own cost removed; raw {raw_split:.3f})")
-    print(f"in-run split of a do-nothing gym.Wrapper (what any wrapper layer costs here): {floor:.3f}")
+    print("in-run split by layer (what each part of the judged step costs here): "
+          + ", ".join(f"{name} {value:.3f}" for name, value in layers.items()))
     print(f"ratio: {statistics.median(ratios):.3f}")
 
 
