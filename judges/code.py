@@ -82,7 +82,7 @@ def success_part(block: str) -> str:
 class _CodeJudge(Judge):
     """Shared machinery: source resolution, cached compilation, error verdicts."""
 
-    _transient = ("_compiled",)
+    _transient = ("_compiled", "_lean")
     _default_kind = "reward"
 
     def __init__(
@@ -105,6 +105,8 @@ class _CodeJudge(Judge):
         self._compiled_key: tuple[str, str] | None = None
         self._compile_error: str = ""
         self._source: tuple[str, str] | None = None
+        self._lean: tuple[Any, Any] | None = None
+        """(view, the compiled condition's per-step call on it or None), see CodeSuccessJudge."""
 
     def _resolve(self, context: JudgeContext) -> tuple[str, str]:
         code = self.code if self.code is not None else context.subtask_code
@@ -127,7 +129,7 @@ class _CodeJudge(Judge):
         if self._compiled_key == self._source and (self._compiled or self._compile_error):
             return
         self.close()
-        self._compiled, self._compile_error = None, ""
+        self._compiled, self._compile_error, self._lean = None, "", None
         try:
             self._compiled = self._compile(*self._source)
         except GeneratedCodeError as exc:
@@ -276,6 +278,41 @@ class CodeSuccessJudge(_CodeJudge):
             return compile_reward(code, STATE_API, limits=self.limits, mode=self.mode)
         source = success_part(code) if kind == "primitive" else code
         return compile_success(source, STATE_API, limits=self.limits, mode=self.mode)
+
+    def _fast(
+        self, step: int, view: Any, info: Any, done: bool, transition: Transition | None
+    ) -> FastSignal:
+        # the condition's own per-step call (CompiledSuccess.lean), without its dispatch: a
+        # True or False result is final, anything else is converted (or raises) as a call of
+        # the compiled condition would
+        lean = self._lean
+        if lean is None or lean[0] is not view:
+            lean = self._lean = (view, self._lean_call(view))
+        call = lean[1]
+        if call is None:
+            return super()._fast(step, view, info, done, transition)
+        try:
+            result = call(view)
+            if result is not True and result is not False:
+                result = self._compiled.outcome(result)
+        except GeneratedCodeError as exc:
+            error = f"runtime error: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - generated code must never crash a rollout
+            error = f"runtime error: {type(exc).__name__}: {exc}"
+        else:
+            return _HOLDS if result else _DOES_NOT_HOLD
+        return (self.error_reward, 0.0, FAILURE_CODE, error)
+
+    def _lean_call(self, view: Any) -> Any:
+        """The compiled condition's per-step call on ``view`` (None: take the general path)."""
+        compiled = self._compiled
+        lean = getattr(compiled, "lean", None)  # a reward-kind judge compiles a reward
+        if lean is None or view is None:
+            return None
+        try:
+            return lean(view)
+        except Exception:  # noqa: BLE001 - the general path reports what binding raises
+            return None
 
     def _numbers(self, result: Any) -> FastSignal:
         if result is True:

@@ -358,6 +358,33 @@ class CompiledSuccess(_Evaluator):
             return self._worker.call(view)
         else:
             result, namespace, line = self._execute(view)
+        if self._block_function and namespace is None and (result is True or result is False):
+            return result
+        return self._outcome(result, namespace, line)
+
+    def lean(self, view: object) -> Callable[[object], Any] | None:
+        """The per-step call of this condition on ``view``, where there is one (else None).
+
+        ``lean(view)(view)`` gives what ``self(view)`` gives when that is ``True`` or ``False``
+        (the deadline checked and failures typed alike); any other result goes through
+        :meth:`outcome`, which converts or raises as ``self(view)`` does. None for a
+        subprocess worker, a traced run and code that runs afresh on every call. Why: a judge
+        that checks the condition every step calls it without this object's dispatch.
+        """
+        if self._worker is not None:
+            return None
+        bound = self._bound
+        if bound is None or bound[0] is not view:
+            bound = self._bind(view)
+        return bound[2]
+
+    def outcome(self, result: Any) -> bool:
+        """A :meth:`lean` call's result as the condition's value (raises as ``self(view)``)."""
+        if self._block_function and (result is True or result is False):
+            return result
+        return self._outcome(result, None, self._return_line)
+
+    def _outcome(self, result: Any, namespace: dict[str, Any] | None, line: int | None) -> bool:
         if self._block_function and namespace is None:
             if result is True or result is False:
                 return result
