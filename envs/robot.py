@@ -341,18 +341,23 @@ class PandaSuction:
         transposed = jac.T
         gram = jac @ transposed
         gram += self._damping_matrix(damping)  # + damping² on the diagonal
-        solution = _SOLVE1(gram, error) if damping > 0.0 else np.linalg.solve(gram, error)
+        solve = _SOLVE1 if damping > 0.0 else np.linalg.solve
+        solution = solve(gram, error)
         q0 = q_all[:7]
         q = q0 + transposed @ solution
         if _outside(q0.tolist(), *self._near_limits):
-            q += self._posture_pull(q0, jac, transposed, gram, damping)
+            q += self._posture_pull(q0, jac, transposed, gram, solve)
         if _outside(q.tolist(), *self._limits):
             return self._clamped_step(q0, q, jac, error, damping)
         return q
 
     @staticmethod
     def _posture_pull(
-        q0: np.ndarray, jac: np.ndarray, transposed: np.ndarray, gram: np.ndarray, damping: float
+        q0: np.ndarray,
+        jac: np.ndarray,
+        transposed: np.ndarray,
+        gram: np.ndarray,
+        solve: Callable[[np.ndarray, np.ndarray], np.ndarray],
     ) -> np.ndarray:
         """A self-motion towards :data:`HOME_QPOS` (through the Jacobian's null space).
 
@@ -363,10 +368,9 @@ class PandaSuction:
         Near a limit the step therefore also pulls the joints towards the home posture, in
         the null space so the hand's motion is kept to first order (gradient projection with
         the step's damped pseudo-inverse). Away from every limit nothing is added: those steps
-        are the plain step.
+        are the plain step. ``solve`` is the step's own solve of ``gram``.
         """
         pull = _POSTURE_GAIN * (HOME_QPOS - q0)
-        solve = _SOLVE1 if damping > 0.0 else np.linalg.solve  # as the step's own solve
         return pull - transposed @ solve(gram, jac @ pull)
 
     def _clamped_step(

@@ -225,10 +225,11 @@ class ScriptedPolicy:
         """Whether lowering ends with the part let go where it is placed.
 
         At once for a part ``in`` a container, else once lowering stalled (< :data:`_STALL`
-        down since the last step). Why: where the target does not give way (a bowl that stays on the table), the drop
-        height is never reached and pressing on until the phase times out overloads the
-        suction, or squeezes a part in a container out over the rim where the suction is
-        compliant (SAPIEN's drive); a part already placed is let go where it rests.
+        down since the last step). Why: where the target does not give way (a bowl that
+        stays on the table), the drop height is never reached and pressing on until the phase
+        times out overloads the suction, or squeezes a part in a container out over the rim
+        where the suction is compliant (SAPIEN's drive); a part already placed is let go where
+        it rests.
         """
         z = float(self.env.scene.robot.ee_pose()[0][2])
         last, self._lower_z = self._lower_z, z

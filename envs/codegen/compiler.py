@@ -358,8 +358,6 @@ class CompiledSuccess(_Evaluator):
             return self._worker.call(view)
         else:
             result, namespace, line = self._execute(view)
-        if self._block_function and namespace is None and (result is True or result is False):
-            return result
         return self._outcome(result, namespace, line)
 
     def lean(self, view: object) -> Callable[[object], Any] | None:
@@ -380,8 +378,6 @@ class CompiledSuccess(_Evaluator):
 
     def outcome(self, result: Any) -> bool:
         """A :meth:`lean` call's result as the condition's value (raises as ``self(view)``)."""
-        if self._block_function and (result is True or result is False):
-            return result
         return self._outcome(result, None, self._return_line)
 
     def _outcome(self, result: Any, namespace: dict[str, Any] | None, line: int | None) -> bool:
