@@ -14,6 +14,10 @@ direction of motion (prismatic axis, or the tangent of the hinge arc), or by
 turning the wrist for dials. For a :class:`~simjudge.envs.goals.PlaceGoal`:
 approach the object's top, attach, lift, carry above the target, lower, release.
 
+Two ways round what stops it: a top face with a part hanging over it (a lamp's head over
+the button on its foot) is approached tilted in from the robot's side; a hinge that stalls
+with the wrist at its joint limit is let go and grasped again, tilted against the motion.
+
 Composed goals (:class:`~simjudge.envs.goals.SequenceGoal`, :class:`~simjudge.envs.goals.AllOfGoal`)
 run stage after stage: the current stage is the sequence's ``stage`` fact (the first
 sub-goal not yet done for ``all``); when it changes the oracle lets go and *retreats*
@@ -22,7 +26,7 @@ sub-goal not yet done for ``all``); when it changes the oracle lets go and *retr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +43,7 @@ from simjudge.envs.transforms import (
     quat_to_matrix,
 )
 from simjudge.envs.world import ROBOT_BASE_POSITION
+from simjudge.skills.scripted_place import _PRE_CONTACT, PlaceMoves, _Phase, approach_axis
 
 __all__ = ["PHASES", "ScriptedPolicy", "approach_axis", "interaction_frame"]
 
@@ -55,34 +60,30 @@ _RETREAT_CEILING = 0.75
 """Retreat (at most 40 steps): 10 cm towards the robot's base and up, at least 5 cm over the
 scene's tallest object (at most 75 cm high), so the next approach does not sweep through
 what was opened (an arm crossing an open drawer pushes it shut)."""
-_INSERT_CLEARANCE = 0.12
-_INSERT_DEPTH = 0.13
-"""``inside`` placements: the object's centre goes 12 cm in front of the enclosure, then
-13 cm in behind its front face."""
 _FOLLOW_THROUGH = 8
 """Steps a joint stage keeps actuating past its threshold before the oracle lets go (a
 released door springs back a little)."""
 
-_PRE_CONTACT = 0.05
-_STALL = 0.001
-"""A lowering step that descends less than this (m) has stalled: something already carries
-the held part (e.g. it rests on a bowl's rim or floor), so pushing on only presses it in."""
-_SIDE_TILT = 1.0
-"""tan of the downward tilt (45°) of the gripper when approaching side-facing surfaces:
-the Panda reaches low front handles near its base far better tilted than horizontal."""
+_STALL_STEPS = 6
+_STALL_ADVANCE = 0.005
+"""A hinge actuation that turns its joint by less than this share of the range over
+:data:`_STALL_STEPS` steps has stalled."""
+_AT_LIMIT = 0.15
+_WRIST = slice(4, 7)
+"""A wrist joint (the arm's last three) this close (rad) to a limit is held there."""
+_MAX_REGRASPS = 3
+_MAX_REGRASP_TILT = 0.6
+"""Regrasps per stage after a stall with the wrist held (at most 3), each tilting the
+gripper against the motion by the turn still to go, at most 0.6 rad."""
+_HAND_CLEARANCE = 0.25
+"""Height (m) over a top face the gripper needs free to come straight down onto it."""
 
 
-def approach_axis(normal: np.ndarray) -> np.ndarray:
-    """Gripper axis for a surface with outward ``normal``.
-
-    Straight in for top and bottom faces, tilted 45° downwards for side faces.
-    """
-    inward = -np.asarray(normal, dtype=float)
-    if abs(inward[2]) > 0.5:
-        return inward / np.linalg.norm(inward)
-    horizontal = inward.copy()
-    horizontal[2] = 0.0
-    axis = horizontal / np.linalg.norm(horizontal) + np.array([0.0, 0.0, -_SIDE_TILT])
+def _from_robot_side(point: np.ndarray) -> np.ndarray:
+    """Gripper axis tilted 45° down, pointing from the robot's base towards ``point``."""
+    away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
+    away[2] = 0.0
+    axis = away / max(float(np.linalg.norm(away)), 1e-9) + np.array([0.0, 0.0, -1.0])
     return axis / np.linalg.norm(axis)
 
 
@@ -114,13 +115,7 @@ def _link_meta(obj: SceneObject, link_name: str) -> dict:
     return {}
 
 
-@dataclass
-class _Phase:
-    name: str
-    steps: int = 0
-
-
-class ScriptedPolicy:
+class ScriptedPolicy(PlaceMoves):
     """Closed-loop oracle for a ``JointGoal``, a ``PlaceGoal`` or a composition of them.
 
     Args:
@@ -145,6 +140,11 @@ class ScriptedPolicy:
         self._follow = 0
         self._retreat_to: np.ndarray | None = None
         self._lower_z: float | None = None
+        self._overhung: tuple[int, bool] | None = None
+        self._regrasps = 0
+        self._tilt = 0.0
+        self._best_advance: float | None = None
+        self._best_step = 0
 
     def reset(self) -> None:
         """Start again from the approach phase (and the first stage)."""
@@ -155,6 +155,9 @@ class ScriptedPolicy:
         self._follow = 0
         self._retreat_to = None
         self._lower_z = None
+        self._overhung = None
+        self._regrasps = 0
+        self._tilt = 0.0
 
     def current_stage(self) -> tuple[int, JointGoal | PlaceGoal]:
         """Index and goal of the stage to work on now (0 and the goal itself if not composed).
@@ -221,23 +224,6 @@ class ScriptedPolicy:
         aligned = target_orn is None or quat_angle_between(orn, target_orn) < np.radians(8)
         return bool(close and aligned)
 
-    def _placed_to_let_go(self, goal: PlaceGoal) -> bool:
-        """Whether lowering ends with the part let go where it is placed.
-
-        At once for a part ``in`` a container, else once lowering stalled (< :data:`_STALL`
-        down since the last step). Why: where the target does not give way (a bowl that
-        stays on the table), the drop height is never reached and pressing on until the phase
-        times out overloads the suction, or squeezes a part in a container out over the rim
-        where the suction is compliant (SAPIEN's drive); a part already placed is let go where
-        it rests.
-        """
-        z = float(self.env.scene.robot.ee_pose()[0][2])
-        last, self._lower_z = self._lower_z, z
-        stalled = last is not None and not z < last - _STALL
-        if goal.relation != "in" and not stalled:
-            return False
-        return bool(goal.evaluate(self.env.view).get("is_placed"))
-
     def switch_phase(self, name: str) -> None:
         """Continue from phase ``name`` (e.g. ``actuate`` once a grasp is established).
 
@@ -269,6 +255,8 @@ class ScriptedPolicy:
         target[2] = min(max(pos[2] + _RETREAT_DISTANCE, tallest + _RETREAT_CLEARANCE), _RETREAT_CEILING)
         self._retreat_to = target
         self._follow = 0
+        self._regrasps = 0
+        self._tilt = 0.0
         self.switch_phase("retreat")
 
     def _retreat_action(self) -> np.ndarray:
@@ -282,6 +270,10 @@ class ScriptedPolicy:
         obj = self.env.scene.objects[goal.object]
         point, normal = interaction_frame(self.env, obj, goal.link)
         axis = approach_axis(normal)
+        if self._is_overhung(goal, point, axis):  # come in tilted from the robot's side
+            axis = _from_robot_side(point)
+        if self._tilt:  # a regrasp: turned about the hinge against the motion
+            axis = quat_rotate(quat_from_axis_angle(self._hinge(goal, obj)[2] * self._tilt), axis)
         approach_orn = quat_align_z(self.env.scene.robot.ee_pose()[1], axis)
         pre = point - axis * _PRE_CONTACT
         if self.phase.name == "approach":
@@ -301,20 +293,78 @@ class ScriptedPolicy:
             return self._move(pre, approach_orn, suction=False)
         return self._actuate(goal, obj)
 
-    def _actuate(self, goal: JointGoal, obj: SceneObject) -> np.ndarray:
+    def _is_overhung(self, goal: JointGoal, point: np.ndarray, axis: np.ndarray) -> bool:
+        """Whether another part hangs over a top face within :data:`_HAND_CLEARANCE` (kept per stage).
+
+        Why: a lamp's head over the button on its foot stops a gripper coming straight
+        down; tilted in from the robot's side it fits under the head (PressLampButton).
+        """
+        stage = self._stage if self._stage is not None else 0
+        if self._overhung is not None and self._overhung[0] == stage:
+            return self._overhung[1]
+        backend = self.env.backend
+        over = axis[2] < -0.99 and any(  # straight down, with a box starting just above
+            lo[0] <= point[0] <= hi[0] and lo[1] <= point[1] <= hi[1]
+            and point[2] < lo[2] < point[2] + _HAND_CLEARANCE
+            for name, obj in self.env.scene.objects.items()
+            for link_name, index in obj.link_index.items()
+            if not (name == goal.object and link_name == goal.link)
+            for lo, hi in (backend.get_aabb(obj.body, index),)
+        )
+        self._overhung = (stage, bool(over))
+        return bool(over)
+
+    def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The goal joint's info, frame origin and world axis."""
         backend = self.env.backend
         index = obj.joint_index[goal.joint]
         info = backend.joint_infos(obj.body)[index]
         frame_pos, frame_orn = backend.get_link_poses(obj.body, [index])
-        axis = quat_rotate(frame_orn[0], np.asarray(info.axis, dtype=float))
+        return info, frame_pos[0], quat_rotate(frame_orn[0], np.asarray(info.axis, dtype=float))
+
+    def _stall_remaining(self, goal: JointGoal, obj: SceneObject, info: Any) -> float:
+        """The turn still to go (rad) once the hinge has stalled with the wrist held, else 0.
+
+        Why regrasp then: the gripper turns with a hinged part, so a door or lid that turns
+        the hand further than the wrist bends stops with the wrist at its limit (the oven
+        door hinged at its foot, the box lid closing). Grasping again, tilted against the
+        motion by the turn still to go, gives the wrist that much room. Only stalls with the
+        wrist held count: a stretched arm (a lid hinged at its far side) gains nothing from
+        a regrasp, and actuations that do not stall are unchanged.
+        """
+        value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
         sign = 1.0 if goal.direction == "open" else -1.0
+        span = max(info.upper - info.lower, 1e-6)
+        advance = sign * (value - info.lower) / span
+        best = self._best_advance
+        if self.phase.steps == 0 or best is None or advance > best + _STALL_ADVANCE:
+            self._best_advance, self._best_step = advance, self.phase.steps
+            return 0.0
+        if self.phase.steps - self._best_step < _STALL_STEPS:
+            return 0.0
+        robot = self.env.scene.robot
+        wrist, low, high = robot.arm_qpos()[_WRIST], robot.lower[_WRIST], robot.upper[_WRIST]
+        if not np.any((wrist < low + _AT_LIMIT) | (wrist > high - _AT_LIMIT)):
+            return 0.0
+        return max(sign * (info.lower + goal.threshold * span - value), 0.0)
+
+    def _actuate(self, goal: JointGoal, obj: SceneObject) -> np.ndarray:
+        info, pivot, axis = self._hinge(goal, obj)
+        sign = 1.0 if goal.direction == "open" else -1.0
+        if info.type != "prismatic" and self._regrasps < _MAX_REGRASPS:
+            remaining = self._stall_remaining(goal, obj, info)
+            if remaining:  # let go, grasp again tilted against the motion
+                self._tilt = -sign * min(remaining, _MAX_REGRASP_TILT)
+                self._regrasps += 1
+                self._best_advance = None
+                self.switch_phase("approach")
+                return self._joint_action(goal)
         eef, orn = self.env.scene.robot.ee_pose()
         action = np.zeros(7)
         action[6] = 1.0
         if info.type == "prismatic":
             action[:3] = sign * axis / np.max(np.abs(axis))
             return action
-        pivot = frame_pos[0]
         lever = eef - pivot
         lever -= np.dot(lever, axis) * axis
         radius = float(np.linalg.norm(lever))
@@ -331,135 +381,3 @@ class ScriptedPolicy:
         local_axis = quat_to_matrix(orn).T @ axis
         action[3:6] = np.clip(local_axis * sign * step / self.env.max_rotation, -1.0, 1.0)
         return action
-
-    # place goals ---------------------------------------------------------------------------
-    def _place_region(self, goal: PlaceGoal) -> tuple[np.ndarray, np.ndarray]:
-        """The box to put the object in / on: the target, or the open part of its link.
-
-        For a ``target_link`` (a drawer) the part of the link's box that sticks out of the
-        target's base, along each horizontal axis, is where the object can drop in.
-        """
-        view = self.env.view
-        if goal.target_link is None:
-            return view.aabb(goal.target)
-        t_lo, t_hi = (np.array(v, dtype=float) for v in view.aabb(goal.target, goal.target_link))
-        b_lo, b_hi = view.aabb(goal.target, "base")
-        for a in (0, 1):
-            if t_lo[a] < b_lo[a] - 0.03:
-                t_hi[a] = min(t_hi[a], b_lo[a])
-            elif t_hi[a] > b_hi[a] + 0.03:
-                t_lo[a] = max(t_lo[a], b_hi[a])
-        return t_lo, t_hi
-
-    def _free_y(self, goal: PlaceGoal, t_lo: np.ndarray, t_hi: np.ndarray) -> float:
-        """Middle of the widest stretch of the front not blocked by a part at or before it.
-
-        Parts swung out in front (an open door) or set in the front face (buttons) block
-        their width of the opening.
-        """
-        view, obj = self.env.view, self.env.scene.objects[goal.target]
-        blocked = []
-        for link in obj.link_index:
-            lo, hi = view.aabb(goal.target, link)
-            if link != "base" and lo[0] < t_lo[0] + 0.02:
-                blocked.append((float(lo[1]), float(hi[1])))
-        edges, start = [], float(t_lo[1])
-        for lo_y, hi_y in sorted(blocked):
-            edges.append((start, lo_y))
-            start = max(start, hi_y)
-        edges.append((start, float(t_hi[1])))
-        low, high = max(edges, key=lambda e: e[1] - e[0])
-        return (low + high) / 2.0
-
-    def _insert_action(self, goal: PlaceGoal) -> np.ndarray:
-        """Into an enclosure through its front (``inside``): tilted, in from the robot's side."""
-        view = self.env.view
-        lo, hi = (np.asarray(v, dtype=float) for v in view.aabb(goal.object))
-        t_lo, t_hi = self._place_region(goal)
-        centre = (lo + hi) / 2.0
-        pos, orn = self.env.scene.robot.ee_pose()
-        tilt = quat_align_z(orn, approach_axis(np.array([-1.0, 0.0, 0.0])))
-        height = t_lo[2] + 0.03 + (hi[2] - lo[2]) / 2.0
-        outside = np.array([t_lo[0] - _INSERT_CLEARANCE, self._free_y(goal, t_lo, t_hi), height])
-        inside = np.array([t_lo[0] + _INSERT_DEPTH, outside[1], height])
-        name = self.phase.name
-        if name == "lift":  # up and tilted, where it was
-            target = np.array([centre[0], centre[1], max(height, lo[2]) + 0.12])
-            if self.phase.steps > 30 or (abs(centre[2] - target[2]) < 0.02
-                                         and quat_angle_between(orn, tilt) < np.radians(8)):
-                self.switch_phase("carry")
-            return self._move(pos + target - centre, tilt, suction=True)
-        if name == "carry":  # in front of the opening
-            if float(np.linalg.norm(centre - outside)) < 0.02 or self.phase.steps > 80:
-                self.switch_phase("lower")
-            return self._move(pos + outside - centre, tilt, suction=True)
-        if name == "lower":  # in through the opening
-            if float(np.linalg.norm(centre - inside)) < 0.02 or self.phase.steps > 60:
-                self.switch_phase("release")
-            return self._move(pos + inside - centre, tilt, suction=True)
-        return self._move(pos + np.array([-0.02, 0.0, 0.0]), None, suction=False)
-
-    def _place_action(self, goal: PlaceGoal) -> np.ndarray:
-        held = self.env.scene.robot.attachment is not None
-        if goal.relation == "inside" and self.phase.name not in ("approach", "contact") and (
-                held or self.phase.name == "release"):
-            return self._insert_action(goal)
-        return self._top_down_place(goal)
-
-    def _over_then_down(self, pre: np.ndarray, down: np.ndarray) -> np.ndarray | None:
-        """After a stage's retreat: across at the retreat height first (None: go down now)."""
-        if self._retreat_to is None:
-            return None
-        pos, _ = self.env.scene.robot.ee_pose()
-        if float(np.linalg.norm((pre - pos)[:2])) > 0.03 and self.phase.steps < 60:
-            return self._move(np.array([pre[0], pre[1], max(pos[2], pre[2])]), down, suction=False)
-        self._retreat_to = None
-        self.phase.steps = 0
-        return None
-
-    def _top_down_place(self, goal: PlaceGoal) -> np.ndarray:
-        view = self.env.view
-        lo, hi = view.aabb(goal.object)
-        t_lo, t_hi = self._place_region(goal)
-        top = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, hi[2]])
-        down = quat_align_z(self.env.scene.robot.ee_pose()[1], np.array([0.0, 0.0, -1.0]))
-        attached = self.env.scene.robot.attachment is not None
-        carry_z = t_hi[2] + (hi[2] - lo[2]) + 0.08
-        above = np.array([(t_lo[0] + t_hi[0]) / 2, (t_lo[1] + t_hi[1]) / 2, carry_z])
-        name = self.phase.name
-        if name == "approach":
-            pre = top + np.array([0, 0, _PRE_CONTACT])
-            across = self._over_then_down(pre, down)
-            if across is not None:
-                return across
-            if self._at(pre, down, tol=0.015) or self.phase.steps > 60:
-                self.switch_phase("contact")
-            return self._move(pre, down, suction=False)
-        if name == "contact":
-            if attached:
-                self.switch_phase("lift")
-            elif self.phase.steps > 30:
-                self.switch_phase("approach")
-            return self._move(top - np.array([0, 0, 0.01]), down, suction=True)
-        if not attached and name != "release":
-            self.switch_phase("approach")
-            return self._move(top + np.array([0, 0, _PRE_CONTACT]), down, suction=False)
-        if name == "lift":
-            pos, _ = self.env.scene.robot.ee_pose()
-            lifted = np.array([pos[0], pos[1], carry_z])
-            if pos[2] > carry_z - 0.02:
-                self.switch_phase("carry")
-            return self._move(lifted, down, suction=True)
-        if name == "carry":
-            pos, _ = self.env.scene.robot.ee_pose()
-            near = float(np.linalg.norm((above - pos)[:2])) < 0.03  # blocked above it: go down
-            if self._at(above, None, tol=0.02) or (near and self.phase.steps > 40):
-                self.switch_phase("lower")
-            return self._move(above, down, suction=True)
-        if name == "lower":
-            drop = above.copy()
-            drop[2] = t_hi[2] + (hi[2] - lo[2]) + 0.01 if goal.relation == "on" else t_hi[2] + 0.02
-            if self._at(drop, None, tol=0.015) or self.phase.steps > 40 or self._placed_to_let_go(goal):
-                self.switch_phase("release")
-            return self._move(drop, down, suction=True)
-        return self._move(above + np.array([0, 0, 0.05]), down, suction=False)
