@@ -26,7 +26,9 @@ ALL_ORACLE_TASKS: tuple[str, ...] = (
     "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0", "TurnOvenKnob-v0",
     "TurnSafeDial-v0", "UnfoldChair-v0",
 )
-"""Tasks the scripted oracle solves (the data comes from their rollouts)."""
+"""Tasks the scripted oracle solved when the shipped weights' data was made (the data comes
+from their rollouts). It solves four of :data:`PARTIAL_TASKS` since (see
+``simjudge.tasks.judge_bench.ORACLE_TASKS``); the splits keep the data's lists."""
 
 HELDOUT_TASKS: tuple[str, ...] = (
     "CloseDrawer-v0", "OpenMicrowaveDoor-v0", "PressDispenser-v0", "TurnOvenKnob-v0",
@@ -38,8 +40,8 @@ PARTIAL_TASKS: tuple[str, ...] = (
     "CloseBoxLid-v0", "CloseLaptop-v0", "OpenKettleLid-v0", "OpenOvenDoor-v0",
     "OpenTrashCanLid-v0", "PutCubeInBox-v0",
 )
-"""Tasks the scripted oracle solves only partly: still exactly labelled rollouts (more
-closing and lid examples for training)."""
+"""Tasks the scripted oracle solved only partly when the data was made: still exactly
+labelled rollouts (more closing and lid examples for training)."""
 
 DATA_TASKS: tuple[str, ...] = ALL_ORACLE_TASKS + PARTIAL_TASKS
 """Tasks of ``simjudge judges dataset`` by default."""
