@@ -32,8 +32,8 @@ class JudgesDatasetConfig:
 
     Attributes:
         out: Dataset folder (``shards/<task>__seed<s>.npz``).
-        tasks: Task ids, a comma list, or ``default`` (the 23 oracle-solved tasks and 6
-            the oracle solves partly).
+        tasks: Task ids, a comma list, or ``default`` (the shipped weights' 29 data tasks:
+            the 23 the oracle solved then and 6 it solved partly).
         seeds: Rollout seeds 1..seeds per task (each seed = 8 policy rollouts; seed 0 is
             judge-bench's and never used).
         images: Also render every state (randomised camera, colours and light per

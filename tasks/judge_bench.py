@@ -119,7 +119,7 @@ class JudgeBenchConfig(ExecutorOptions):
         judges: Judge specs (``privileged``, ``noisy:sigma=0.05``, ``llm-episode:k=5`` ...);
             repeat ``--judge`` for several.
         tasks: Built-in task ids for rollouts: a comma list, or ``default`` (a quick, varied
-            subset), ``oracle`` (the 23 oracle-solved tasks) or ``all``.
+            subset), ``oracle`` (the 27 oracle-solved tasks) or ``all``.
         pairs: Labelled pulse pairs (a third per hop bin, labels balanced).
         neutral: Neutral pulse pairs (reported apart).
         seed: Seed of rollouts, pairs, noise and injections.
