@@ -75,6 +75,12 @@ _MAX_REGRASPS = 3
 _MAX_REGRASP_TILT = 0.6
 """Regrasps per stage after a stall with the wrist held (at most 3), each tilting the
 gripper against the motion by the turn still to go, at most 0.6 rad."""
+_REACH_TILT = 1.5
+_MAX_REACH_TILT = 1.2
+_TILT_CLEARANCE = 0.1
+"""A lid hinged at its far side is grasped tilted against its motion by 1.5 times the turn
+to go (at most 1.2 rad) when it is at least 10 cm above the table (a gripper tilted that far
+sweeps about that far below the point it holds), see :meth:`ScriptedPolicy._reach_tilt`."""
 _HAND_CLEARANCE = 0.25
 """Height (m) over a top face the gripper needs free to come straight down onto it."""
 
@@ -272,6 +278,8 @@ class ScriptedPolicy(PlaceMoves):
         axis = approach_axis(normal)
         if self._is_overhung(goal, point, axis):  # come in tilted from the robot's side
             axis = _from_robot_side(point)
+        if self.phase.name == "approach" and self.phase.steps == 0 and not self._regrasps:
+            self._tilt = self._reach_tilt(goal, obj, point, axis)
         if self._tilt:  # a regrasp: turned about the hinge against the motion
             axis = quat_rotate(quat_from_axis_angle(self._hinge(goal, obj)[2] * self._tilt), axis)
         approach_orn = quat_align_z(self.env.scene.robot.ee_pose()[1], axis)
@@ -313,6 +321,32 @@ class ScriptedPolicy(PlaceMoves):
         )
         self._overhung = (stage, bool(over))
         return bool(over)
+
+    def _reach_tilt(self, goal: JointGoal, obj: SceneObject, point: np.ndarray, axis: np.ndarray) -> float:
+        """Tilt (rad, about the hinge) for a top face whose turn points the gripper back at the robot.
+
+        Why: the gripper turns with the part, so a lid hinged at its far side (a kettle's, a
+        trash can's, a folding chair's seat) turns the gripper to point back at the robot while
+        the grasp moves away from it; the wrist then ends beyond the grasp and the arm, stretched
+        straight, stalls short of the goal. Grasped tilted the other way by more than the turn to
+        go, the gripper still points away from the robot at the end, and the wrist stays on the
+        robot's side of the grasp. 0 for every other approach, which is unchanged, and near the
+        table (a laptop's lid), where the tilted gripper would sweep into it.
+        """
+        if not goal.requires_grasp or axis[2] >= -0.99 or point[2] < _TILT_CLEARANCE:
+            return 0.0  # only a grasp coming straight down, clear of the table
+        info, _, hinge = self._hinge(goal, obj)
+        if info.type == "prismatic" or abs(hinge[2]) > 0.1:  # a horizontal hinge only
+            return 0.0
+        sign = 1.0 if goal.direction == "open" else -1.0
+        turned = quat_rotate(quat_from_axis_angle(hinge * sign * 0.3), axis)
+        away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
+        if float(turned[:2] @ away[:2]) >= 0.0:  # the turn points the gripper away: reach grows
+            return 0.0
+        value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
+        span = info.upper - info.lower
+        remaining = max(sign * (info.lower + goal.threshold * span - value), 0.0)
+        return -sign * min(_REACH_TILT * remaining, _MAX_REACH_TILT)
 
     def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
         """The goal joint's info, frame origin and world axis."""

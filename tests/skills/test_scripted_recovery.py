@@ -1,9 +1,11 @@
-"""The scripted oracle's ways round a blocked approach, a held wrist and a raised lid.
+"""The scripted oracle's ways round a blocked approach, a stretched arm, a held wrist and a raised lid.
 
-Each task here failed on every backend before: the gripper came straight down onto a lamp
-head over the button (PressLampButton); the wrist reached its joint limit while the hinge
-still had to turn (OpenOvenDoor, CloseBoxLid); the box's open lid raised the carry height out
-of reach (PutCubeInBox).
+Each task here failed on every backend before (UnfoldChair on SAPIEN): the gripper came
+straight down onto a lamp head over the button (PressLampButton); a lid hinged at its far
+side turned the gripper back at the robot until the arm, stretched straight, stalled
+(OpenKettleLid, OpenTrashCanLid, UnfoldChair); the wrist reached its joint limit while the
+hinge still had to turn (OpenOvenDoor, CloseBoxLid); the box's open lid raised the carry
+height out of reach (PutCubeInBox).
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ def _run(task: str, backend: str = "pybullet") -> tuple[dict, ScriptedPolicy, in
 
 @pytest.mark.parametrize("backend", available_backends())
 @pytest.mark.parametrize(
-    "task", ["PressLampButton-v0", "OpenOvenDoor-v0", "CloseBoxLid-v0", "PutCubeInBox-v0"]
+    "task",
+    [
+        "PressLampButton-v0", "OpenOvenDoor-v0", "CloseBoxLid-v0", "PutCubeInBox-v0",
+        "OpenKettleLid-v0", "OpenTrashCanLid-v0", "UnfoldChair-v0",
+    ],
 )
 def test_formerly_unsolved_tasks_are_solved_on_every_backend(task, backend):
     info, _, _ = _run(task, backend)
@@ -91,5 +97,35 @@ def test_a_part_goes_into_the_base_of_an_articulated_container():
         whole_lo, whole_hi = env.unwrapped.view.aabb("Box")
         assert np.allclose(hi, base_hi) and np.allclose(lo, base_lo)
         assert hi[2] < whole_hi[2] - 0.1  # the raised lid is not part of where the cube goes
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    ("task", "tilted"),
+    [
+        ("OpenKettleLid-v0", True),  # hinged at its far side: the turn points the gripper back
+        ("UnfoldChair-v0", True),
+        ("OpenBoxLid-v0", False),  # its turn points the gripper away: the reach grows
+        ("OpenLaptop-v0", False),  # 3 cm over the table: a tilted gripper would sweep into it
+        ("OpenDoor-v0", False),  # a side face, approached tilted already
+    ],
+)
+def test_far_hinged_lids_are_grasped_tilted_against_their_turn(task, tilted):
+    env = make_task_env(task)
+    try:
+        env.reset(seed=0)
+        policy = ScriptedPolicy(env)
+        goal = env.unwrapped.goal
+        obj = env.unwrapped.scene.objects[goal.object]
+        point, normal = interaction_frame(env.unwrapped, obj, goal.link)
+        tilt = policy._reach_tilt(goal, obj, point, approach_axis(normal))
+        if not tilted:
+            assert tilt == 0.0
+            return
+        sign = 1.0 if goal.direction == "open" else -1.0
+        assert tilt * sign < -0.3  # against the turn, by more than a token amount
+        env.step(policy())  # the first approach step takes the tilt
+        assert policy._tilt == tilt
     finally:
         env.close()

@@ -13,12 +13,12 @@ from simjudge.tasks.spec import TaskSpecError, library_ids, load_library, load_t
 
 ORACLE_SOLVED = {
     "CloseBoxLid-v0", "CloseDoor-v0", "CloseDrawer-v0", "FlushToilet-v0", "OpenBoxLid-v0",
-    "OpenCabinetDoor-v0", "OpenDoor-v0", "OpenDrawer-v0", "OpenLaptop-v0",
+    "OpenCabinetDoor-v0", "OpenDoor-v0", "OpenDrawer-v0", "OpenKettleLid-v0", "OpenLaptop-v0",
     "OpenMicrowaveDoor-v0", "OpenOvenDoor-v0", "OpenRefrigeratorDoor-v0", "OpenSafeDoor-v0",
-    "OpenToiletLid-v0", "OpenWindow-v0", "PressButton-v0", "PressDispenser-v0",
-    "PressLampButton-v0", "PressMicrowaveButton-v0", "PutBreadInBowl-v0", "PutCubeInBox-v0",
-    "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0", "TurnOvenKnob-v0",
-    "TurnSafeDial-v0", "UnfoldChair-v0",
+    "OpenToiletLid-v0", "OpenTrashCanLid-v0", "OpenWindow-v0", "PressButton-v0",
+    "PressDispenser-v0", "PressLampButton-v0", "PressMicrowaveButton-v0", "PutBreadInBowl-v0",
+    "PutCubeInBox-v0", "RotateLampHead-v0", "StackCubeOnCylinder-v0", "TurnFaucet-v0",
+    "TurnOvenKnob-v0", "TurnSafeDial-v0", "UnfoldChair-v0",
 }
 """Tasks the privileged scripted policy solves from seed 0 within the horizon."""
 
