@@ -14,9 +14,10 @@ direction of motion (prismatic axis, or the tangent of the hinge arc), or by
 turning the wrist for dials. For a :class:`~simjudge.envs.goals.PlaceGoal`:
 approach the object's top, attach, lift, carry above the target, lower, release.
 
-Two ways round what stops it: a top face with a part hanging over it (a lamp's head over
-the button on its foot) is approached tilted in from the robot's side; a hinge that stalls
-with the wrist at its joint limit is let go and grasped again, tilted against the motion.
+Ways round what stops a straight approach: a top face with a part hanging over it (a lamp's
+head over the button on its foot) is approached tilted in from the robot's side; a lid hinged
+at its far side is grasped tilted against its turn; a hinge that stalls with the wrist at its
+joint limit is let go and grasped again, tilted against the motion.
 
 Composed goals (:class:`~simjudge.envs.goals.SequenceGoal`, :class:`~simjudge.envs.goals.AllOfGoal`)
 run stage after stage: the current stage is the sequence's ``stage`` fact (the first
@@ -83,14 +84,6 @@ to go (at most 1.2 rad) when it is at least 10 cm above the table (a gripper til
 sweeps about that far below the point it holds), see :meth:`ScriptedPolicy._reach_tilt`."""
 _HAND_CLEARANCE = 0.25
 """Height (m) over a top face the gripper needs free to come straight down onto it."""
-
-
-def _from_robot_side(point: np.ndarray) -> np.ndarray:
-    """Gripper axis tilted 45° down, pointing from the robot's base towards ``point``."""
-    away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
-    away[2] = 0.0
-    axis = away / max(float(np.linalg.norm(away)), 1e-9) + np.array([0.0, 0.0, -1.0])
-    return axis / np.linalg.norm(axis)
 
 
 def interaction_frame(env: SimEnv, obj: SceneObject, link_name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -277,10 +270,11 @@ class ScriptedPolicy(PlaceMoves):
         point, normal = interaction_frame(self.env, obj, goal.link)
         axis = approach_axis(normal)
         if self._is_overhung(goal, point, axis):  # come in tilted from the robot's side
-            axis = _from_robot_side(point)
+            facing_robot = np.asarray(ROBOT_BASE_POSITION, dtype=float) - point
+            axis = approach_axis(facing_robot * [1.0, 1.0, 0.0])  # a side face towards the robot
         if self.phase.name == "approach" and self.phase.steps == 0 and not self._regrasps:
             self._tilt = self._reach_tilt(goal, obj, point, axis)
-        if self._tilt:  # a regrasp: turned about the hinge against the motion
+        if self._tilt:  # a reach tilt or a regrasp: turned about the hinge against the motion
             axis = quat_rotate(quat_from_axis_angle(self._hinge(goal, obj)[2] * self._tilt), axis)
         approach_orn = quat_align_z(self.env.scene.robot.ee_pose()[1], axis)
         pre = point - axis * _PRE_CONTACT
@@ -343,10 +337,7 @@ class ScriptedPolicy(PlaceMoves):
         away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
         if float(turned[:2] @ away[:2]) >= 0.0:  # the turn points the gripper away: reach grows
             return 0.0
-        value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
-        span = info.upper - info.lower
-        remaining = max(sign * (info.lower + goal.threshold * span - value), 0.0)
-        return -sign * min(_REACH_TILT * remaining, _MAX_REACH_TILT)
+        return -sign * min(_REACH_TILT * self._joint_progress(goal, obj, info)[1], _MAX_REACH_TILT)
 
     def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
         """The goal joint's info, frame origin and world axis."""
@@ -355,6 +346,16 @@ class ScriptedPolicy(PlaceMoves):
         info = backend.joint_infos(obj.body)[index]
         frame_pos, frame_orn = backend.get_link_poses(obj.body, [index])
         return info, frame_pos[0], quat_rotate(frame_orn[0], np.asarray(info.axis, dtype=float))
+
+    def _joint_progress(self, goal: JointGoal, obj: SceneObject, info: Any) -> tuple[float, float]:
+        """The goal joint's advance (share of its range, in the goal's direction) and turn to go.
+
+        The turn to go (rad) is what is left to the goal's threshold (0 once past it).
+        """
+        value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
+        sign = 1.0 if goal.direction == "open" else -1.0
+        span = max(info.upper - info.lower, 1e-6)
+        return sign * (value - info.lower) / span, max(sign * (info.lower + goal.threshold * span - value), 0.0)
 
     def _stall_remaining(self, goal: JointGoal, obj: SceneObject, info: Any) -> float:
         """The turn still to go (rad) once the hinge has stalled with the wrist held, else 0.
@@ -366,10 +367,7 @@ class ScriptedPolicy(PlaceMoves):
         wrist held count: a stretched arm (a lid hinged at its far side) gains nothing from
         a regrasp, and actuations that do not stall are unchanged.
         """
-        value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
-        sign = 1.0 if goal.direction == "open" else -1.0
-        span = max(info.upper - info.lower, 1e-6)
-        advance = sign * (value - info.lower) / span
+        advance, remaining = self._joint_progress(goal, obj, info)
         best = self._best_advance
         if self.phase.steps == 0 or best is None or advance > best + _STALL_ADVANCE:
             self._best_advance, self._best_step = advance, self.phase.steps
@@ -380,7 +378,7 @@ class ScriptedPolicy(PlaceMoves):
         wrist, low, high = robot.arm_qpos()[_WRIST], robot.lower[_WRIST], robot.upper[_WRIST]
         if not np.any((wrist < low + _AT_LIMIT) | (wrist > high - _AT_LIMIT)):
             return 0.0
-        return max(sign * (info.lower + goal.threshold * span - value), 0.0)
+        return remaining
 
     def _actuate(self, goal: JointGoal, obj: SceneObject) -> np.ndarray:
         info, pivot, axis = self._hinge(goal, obj)
