@@ -169,9 +169,9 @@ class JointGoal(_GoalBase):
             # suction point, joint value and link box from the scene's shared read
             ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
             fraction = (value - lo) / span
-            # to the link's box centre: eef - (lo + hi) / 2, as numpy would compute it
-            offset = np.array((ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0))
-            distance = math.sqrt(offset.dot(offset))  # = np.linalg.norm, without its overhead
+            # to the link's box centre: eef - (lo + hi) / 2
+            dx, dy, dz = ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0
+            distance = math.sqrt(dx * dx + dy * dy + dz * dz)
             held = view.grasped()
             if opening:
                 success = fraction >= threshold
@@ -258,16 +258,15 @@ class PlaceGoal(_GoalBase):
                 placed = inside_xy and tlz - 0.01 <= bottom <= thz and (not enclosed or hz <= thz)
             else:
                 placed = inside_xy and abs(bottom - thz) < 0.03
-            # the same element-wise operations numpy would do on the boxes
-            xy = np.array((cx - (tlx + thx) / 2.0, cy - (tly + thy) / 2.0))
-            reach = np.array((ex - cx, ey - cy, ez - cz))
-            return {  # the square roots of dots are np.linalg.norm, without its overhead
+            rx, ry, rz = ex - cx, ey - cy, ez - cz
+            tx, ty = cx - (tlx + thx) / 2.0, cy - (tly + thy) / 2.0
+            return {
                 "success": bool(placed and not is_grasped),
                 "fail": False,
                 "is_grasped": bool(is_grasped),
                 "is_placed": bool(placed),
-                "distance_to_object": math.sqrt(reach.dot(reach)),
-                "distance_to_target": math.sqrt(xy.dot(xy)),
+                "distance_to_object": math.sqrt(rx * rx + ry * ry + rz * rz),
+                "distance_to_target": math.sqrt(tx * tx + ty * ty),
             }
 
         return evaluate

@@ -34,7 +34,7 @@ class MuJoCoActuation:
     _servo: dict[tuple[int, int], list]
     _servo_arrays: tuple[Any, ...] | None
     _servo_fast: dict[int, tuple[Any, ...]]
-    _servo_buffers: tuple[np.ndarray, np.ndarray] | None
+    _servo_plan: tuple[Any, ...] | None
 
     def _index(self, body: int) -> BodyIndex:  # pragma: no cover - provided by the backend
         raise NotImplementedError
@@ -148,24 +148,44 @@ class MuJoCoActuation:
         arm links' coupling is included) for it, plus gravity and Coriolis forces.
         """
         model, data = self._model, self._data
-        dofs, adr, rate, targets, forces, acts, work = self._servo_setup()
-        buffers = self._servo_buffers
-        if buffers is None or buffers[0].shape[0] != model.nv:
-            buffers = self._servo_buffers = (np.zeros(model.nv), np.zeros(model.nv))
-        accel, torque = buffers
-        # driven dofs only: the other entries stay 0, so M·accel restricted to the
-        # driven dofs is their inertia block times the wanted acceleration
-        np.subtract(targets, data.qpos[adr], out=work)
+        arrays = self._servo_setup()
+        plan = self._servo_plan
+        if plan is None or plan[0] is not arrays or plan[1] is not data:
+            plan = self._servo_plan = self._make_servo_plan(arrays)
+        dofs, adr, rate, targets, forces, acts, work = arrays
+        _, _, negative_forces, accel, torque, reads = plan
+        qpos, qvel, bias, passive = reads or (
+            data.qpos[adr], data.qvel[dofs], data.qfrc_bias[dofs], data.qfrc_passive[dofs])
+        # driven dofs only: the other entries of ``accel`` stay 0, so M·accel restricted to
+        # the driven dofs is their inertia block times the wanted acceleration
+        np.subtract(targets, qpos, out=work)
         work *= rate
-        work -= data.qvel[dofs]
+        work -= qvel
         work *= 1.0 / self.timestep
         accel[dofs] = work
         self._mj.mj_mulM(model, data, torque, accel)
         accel[dofs] = 0.0
-        np.add(torque[dofs], data.qfrc_bias[dofs], out=work)
-        work -= data.qfrc_passive[dofs]
-        np.clip(work, -forces, forces, out=work)
+        np.add(torque[dofs], bias, out=work)
+        work -= passive
+        # np.clip(work, -forces, forces) as its two ufuncs (its wrapper costs more than both)
+        np.maximum(work, negative_forces, out=work)
+        np.minimum(work, forces, out=work)
         data.ctrl[acts] = work
+
+    def _make_servo_plan(self, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+        """What the servo reuses while ``arrays`` and the data are the same.
+
+        Why: reading four of the data's arrays at the driven dofs is most of a substep's
+        servo cost. When the driven joints' index arrays are slices (the arm's joints
+        are contiguous) the reads are views, kept across substeps; otherwise (a fancy
+        index copies) they are gathered each substep (``reads`` is ``None``).
+        """
+        model, data = self._model, self._data
+        dofs, adr = arrays[0], arrays[1]
+        reads = None
+        if isinstance(dofs, slice) and isinstance(adr, slice):
+            reads = (data.qpos[adr], data.qvel[dofs], data.qfrc_bias[dofs], data.qfrc_passive[dofs])
+        return arrays, data, -arrays[4], np.zeros(model.nv), np.zeros(model.nv), reads
 
     def set_dynamics(self, body: int, link: int, lateral_friction: float | None = None,
                      joint_damping: float | None = None, linear_damping: float | None = None,

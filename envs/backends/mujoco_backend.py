@@ -105,7 +105,7 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         self._servo: dict[tuple[int, int], list] = {}  # (body, joint) -> [gain, force, target, row]
         self._servo_arrays: tuple[Any, ...] | None = None
         self._servo_fast: dict[int, tuple[Any, ...]] = {}  # body -> (joints, forces, gain, arrays, rows)
-        self._servo_buffers: tuple[np.ndarray, np.ndarray] | None = None
+        self._servo_plan: tuple[Any, ...] | None = None  # MuJoCoActuation._make_servo_plan
         self._welds: dict[int, tuple[int, float, tuple]] = {}  # handle -> (slot, max force, links)
         self._next_constraint = 0
         self._states: dict[int, tuple] = {}

@@ -131,18 +131,14 @@ class MuJoCoQueries:
         model, data, layout = self._fresh()
         plan = self._jacobian_plans.get((body, link))
         if plan is None or plan[0] is not layout:
-            idx = self._index(body)
-            plan = (layout, as_slice(idx.qpos[idx.movable]), as_slice(idx.dofs[idx.movable]),
-                    int(idx.bodies[link + 1]))
-            self._jacobian_plans[body, link] = plan
-        _, adr, dofs, body_id = plan
-        current = data.qpos[adr]
+            plan = self._jacobian_plans[body, link] = self._jacobian_plan(model, data, layout, body, link)
+        _, qpos, adr, dofs, body_id, point, buffer, rows = plan
+        current = qpos[adr]
         # the common case (the joints now, e.g. from a reading of this state): no copy of the world
         if type(positions) is np.ndarray and positions.shape == current.shape \
                 and current.tolist() == positions.tolist():  # per item as np.equal, cheaper
-            jac = np.empty((6, model.nv))
-            self._mj.mj_jac(model, data, jac[:3], jac[3:], data.xpos[body_id], body_id)
-            return jac[:, dofs].copy(order="F")  # column-major, as a fancy index of columns gives
+            self._mj.mj_jac(model, data, rows[0], rows[1], point, body_id)
+            return buffer[:, dofs].copy(order="F")  # column-major, as a fancy index of columns gives
         idx = self._index(body)
         adr = idx.qpos[idx.movable]
         q = np.asarray(positions, float)
@@ -154,6 +150,19 @@ class MuJoCoQueries:
         self._mj.mj_kinematics(model, scratch)
         self._mj.mj_comPos(model, scratch)
         return self._point_jacobian(model, scratch, int(idx.bodies[link + 1]), idx.dofs[idx.movable])
+
+    def _jacobian_plan(self, model, data, layout, body: int, link: int) -> tuple[Any, ...]:
+        """What :meth:`jacobian` reuses while the world is the same: addresses and views.
+
+        The views (joint positions, the link frame's origin, a Jacobian buffer and its
+        translation and rotation rows) stay valid while ``data`` does, which the layout's
+        identity tracks (a rebuilt world has a new layout).
+        """
+        idx = self._index(body)
+        body_id = int(idx.bodies[link + 1])
+        buffer = np.empty((6, model.nv))
+        return (layout, data.qpos, as_slice(idx.qpos[idx.movable]), as_slice(idx.dofs[idx.movable]),
+                body_id, data.xpos[body_id], buffer, (buffer[:3], buffer[3:]))
 
     def _scratch(self):
         scratch = getattr(self, "_scratch_data", None)
