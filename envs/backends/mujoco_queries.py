@@ -39,7 +39,7 @@ class MuJoCoQueries:
     _data: Any
     _layout: WorldLayout | None
     _jac_buffer: np.ndarray | None
-    _jacobian_plans: dict[tuple[int, int], tuple[Any, Any, Any, int]]
+    _jacobian_plans: dict[tuple[int, int], tuple[Any, ...]]
     """(body, link) -> (layout, qpos addresses, dofs, MuJoCo body id) of :meth:`jacobian`."""
     _scratch_data: Any = None
 
