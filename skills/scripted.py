@@ -82,6 +82,12 @@ _TILT_CLEARANCE = 0.1
 """A lid hinged at its far side is grasped tilted against its motion by 1.5 times the turn
 to go (at most 1.2 rad) when it is at least 10 cm above the table (a gripper tilted that far
 sweeps about that far below the point it holds), see :meth:`ScriptedPolicy._reach_tilt`."""
+_POINTS_BACK = 0.5
+_BACK_TILT = 0.6
+"""A gripper whose direction's horizontal part towards the robot's base exceeds 0.5 (of
+its length) points back at the robot; such a grasp on a part whose turn brings the gripper
+down is tilted with the turn by 0.6 times the turn to go (0.5-0.7 fold the laptop screen on
+every backend, 0.45 and 0.8 miss on two and one), see :meth:`ScriptedPolicy._reach_tilt`."""
 _HAND_CLEARANCE = 0.25
 """Height (m) over a top face the gripper needs free to come straight down onto it."""
 
@@ -317,27 +323,42 @@ class ScriptedPolicy(PlaceMoves):
         return bool(over)
 
     def _reach_tilt(self, goal: JointGoal, obj: SceneObject, point: np.ndarray, axis: np.ndarray) -> float:
-        """Tilt (rad, about the hinge) for a top face whose turn points the gripper back at the robot.
+        """Tilt (rad, about the hinge) for a grasp the hinge's turn would leave badly posed.
 
-        Why: the gripper turns with the part, so a lid hinged at its far side (a kettle's, a
-        trash can's, a folding chair's seat) turns the gripper to point back at the robot while
-        the grasp moves away from it; the wrist then ends beyond the grasp and the arm, stretched
-        straight, stalls short of the goal. Grasped tilted the other way by more than the turn to
-        go, the gripper still points away from the robot at the end, and the wrist stays on the
-        robot's side of the grasp. 0 for every other approach, which is unchanged, and near the
-        table (a laptop's lid), where the tilted gripper would sweep into it.
+        Two cases, both of a grasped part on a horizontal hinge; 0 for every other approach,
+        which is unchanged:
+
+        - A top face whose turn points the gripper back at the robot. The gripper turns with
+          the part, so a lid hinged at its far side (a kettle's, a trash can's, a folding
+          chair's seat) turns the gripper to point back at the robot while the grasp moves away
+          from it; the wrist then ends beyond the grasp and the arm, stretched straight, stalls
+          short of the goal. Grasped tilted the other way by more than the turn to go, the
+          gripper still points away from the robot at the end, and the wrist stays on the
+          robot's side of the grasp. Not near the table (a laptop's lid), where the tilted
+          gripper would sweep into it.
+        - A face turned away from the robot, so the gripper would point back at it, on a part
+          whose turn brings the gripper down (an open laptop screen leaning towards the robot,
+          grasped from behind to fold it). The wrist bent back towards the robot's base
+          barely reaches the face and the turn stalls at once; grasped tilted with the turn by
+          :data:`_BACK_TILT` of the turn to go, the gripper points down over the screen and the
+          turn carries it on past straight down.
         """
-        if not goal.requires_grasp or axis[2] >= -0.99 or point[2] < _TILT_CLEARANCE:
-            return 0.0  # only a grasp coming straight down, clear of the table
+        if not goal.requires_grasp:
+            return 0.0
         info, _, hinge = self._hinge(goal, obj)
         if info.type == "prismatic" or abs(hinge[2]) > 0.1:  # a horizontal hinge only
             return 0.0
         sign = 1.0 if goal.direction == "open" else -1.0
         turned = quat_rotate(quat_from_axis_angle(hinge * sign * 0.3), axis)
         away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
-        if float(turned[:2] @ away[:2]) >= 0.0:  # the turn points the gripper away: reach grows
-            return 0.0
-        return -sign * min(_REACH_TILT * self._joint_progress(goal, obj, info)[1], _MAX_REACH_TILT)
+        away = away[:2] / max(float(np.linalg.norm(away[:2])), 1e-9)
+        if axis[2] < -0.99 and point[2] >= _TILT_CLEARANCE:  # straight down, clear of the table
+            if float(turned[:2] @ away) >= 0.0:  # the turn points the gripper away: reach grows
+                return 0.0
+            return -sign * min(_REACH_TILT * self._joint_progress(goal, obj, info)[1], _MAX_REACH_TILT)
+        if float(axis[:2] @ away) > -_POINTS_BACK or turned[2] >= axis[2]:
+            return 0.0  # not pointing back at the robot, or the turn does not bring it down
+        return sign * _BACK_TILT * self._joint_progress(goal, obj, info)[1]
 
     def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
         """The goal joint's info, frame origin and world axis."""

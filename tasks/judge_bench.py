@@ -68,17 +68,18 @@ __all__ = [
     "task_episodes",
 ]
 
-ROLLOUT_VERSION = 3
+ROLLOUT_VERSION = 4
 """Bumped when the policies change (cached rollouts of another version are remade); 3: the
 oracle approaches overhung faces tilted, grasps far-hinged lids tilted against their turn,
-regrasps a hinge that holds its wrist, and puts a part in an articulated container's base."""
+regrasps a hinge that holds its wrist, and puts a part in an articulated container's base;
+4: it grasps a face that would point the gripper back at the robot tilted with the turn."""
 
 ORACLE_TASKS: tuple[str, ...] = tuple(sorted((
-    *ALL_ORACLE_TASKS, "CloseBoxLid-v0", "OpenKettleLid-v0", "OpenOvenDoor-v0",
+    *ALL_ORACLE_TASKS, "CloseBoxLid-v0", "CloseLaptop-v0", "OpenKettleLid-v0", "OpenOvenDoor-v0",
     "OpenTrashCanLid-v0", "PressLampButton-v0", "PutCubeInBox-v0",
 )))
-"""Tasks the scripted oracle solves (kept equal to tests/tasks/test_library.py): those of the
-learned judges' data and six it solves since (2026-11-27)."""
+"""Tasks the scripted oracle solves (kept equal to tests/tasks/test_library.py; all 30 built-in
+tasks): those of the learned judges' data and seven it solves since (2026-11-27)."""
 
 DEFAULT_TASKS: tuple[str, ...] = (
     "OpenDrawer-v0", "OpenBoxLid-v0", "CloseDoor-v0", "PressButton-v0", "TurnFaucet-v0",
@@ -120,7 +121,7 @@ class JudgeBenchConfig(ExecutorOptions):
         judges: Judge specs (``privileged``, ``noisy:sigma=0.05``, ``llm-episode:k=5`` ...);
             repeat ``--judge`` for several.
         tasks: Built-in task ids for rollouts: a comma list, or ``default`` (a quick, varied
-            subset), ``oracle`` (the 29 oracle-solved tasks) or ``all``.
+            subset), ``oracle`` (the oracle-solved tasks: all 30) or ``all``.
         pairs: Labelled pulse pairs (a third per hop bin, labels balanced).
         neutral: Neutral pulse pairs (reported apart).
         seed: Seed of rollouts, pairs, noise and injections.

@@ -27,7 +27,7 @@ ALL_ORACLE_TASKS: tuple[str, ...] = (
     "TurnSafeDial-v0", "UnfoldChair-v0",
 )
 """Tasks the scripted oracle solved when the shipped weights' data was made (the data comes
-from their rollouts). It solves all but CloseLaptop of :data:`PARTIAL_TASKS` since (see
+from their rollouts). It solves all of :data:`PARTIAL_TASKS` since (see
 ``simjudge.tasks.judge_bench.ORACLE_TASKS``); the splits keep the data's lists."""
 
 HELDOUT_TASKS: tuple[str, ...] = (

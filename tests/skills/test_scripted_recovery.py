@@ -5,7 +5,8 @@ straight down onto a lamp head over the button (PressLampButton); a lid hinged a
 side turned the gripper back at the robot until the arm, stretched straight, stalled
 (OpenKettleLid, OpenTrashCanLid, UnfoldChair); the wrist reached its joint limit while the
 hinge still had to turn (OpenOvenDoor, CloseBoxLid); the box's open lid raised the carry
-height out of reach (PutCubeInBox).
+height out of reach (PutCubeInBox); the gripper, pointing back at the robot to grasp the
+open laptop screen from behind, barely reached it and the fold stalled at once (CloseLaptop).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def _run(task: str, backend: str = "pybullet") -> tuple[dict, ScriptedPolicy, in
     "task",
     [
         "PressLampButton-v0", "OpenOvenDoor-v0", "CloseBoxLid-v0", "PutCubeInBox-v0",
-        "OpenKettleLid-v0", "OpenTrashCanLid-v0", "UnfoldChair-v0",
+        "OpenKettleLid-v0", "OpenTrashCanLid-v0", "UnfoldChair-v0", "CloseLaptop-v0",
     ],
 )
 def test_formerly_unsolved_tasks_are_solved_on_every_backend(task, backend):
@@ -109,6 +110,8 @@ def test_a_part_goes_into_the_base_of_an_articulated_container():
         ("OpenBoxLid-v0", False),  # its turn points the gripper away: the reach grows
         ("OpenLaptop-v0", False),  # 3 cm over the table: a tilted gripper would sweep into it
         ("OpenDoor-v0", False),  # a side face, approached tilted already
+        ("CloseDoor-v0", False),  # a side face facing the robot
+        ("CloseBoxLid-v0", False),  # straight down; its turn points the gripper away
     ],
 )
 def test_far_hinged_lids_are_grasped_tilted_against_their_turn(task, tilted):
@@ -125,6 +128,31 @@ def test_far_hinged_lids_are_grasped_tilted_against_their_turn(task, tilted):
             return
         sign = 1.0 if goal.direction == "open" else -1.0
         assert tilt * sign < -0.3  # against the turn, by more than a token amount
+        env.step(policy())  # the first approach step takes the tilt
+        assert policy._tilt == tilt
+    finally:
+        env.close()
+
+
+def test_a_grasp_pointing_back_at_the_robot_is_tilted_with_the_turn():
+    """CloseLaptop: the screen's outer face looks away from the robot; the turn brings the gripper down.
+
+    The grasp is tilted with the turn (the same sign as the motion) by 0.6 times the turn to
+    go, so the gripper points down over the screen rather than back at the robot's base.
+    """
+    env = make_task_env("CloseLaptop-v0")
+    try:
+        env.reset(seed=0)
+        policy = ScriptedPolicy(env)
+        goal = env.unwrapped.goal
+        obj = env.unwrapped.scene.objects[goal.object]
+        point, normal = interaction_frame(env.unwrapped, obj, goal.link)
+        axis = approach_axis(normal)
+        assert axis[0] < -0.5  # the plain grasp points back at the robot (which looks along +x)
+        info, _, _ = policy._hinge(goal, obj)
+        to_go = policy._joint_progress(goal, obj, info)[1]
+        tilt = policy._reach_tilt(goal, obj, point, axis)
+        assert tilt == pytest.approx(-0.6 * to_go) and to_go > 0.9  # closing: sign -1
         env.step(policy())  # the first approach step takes the tilt
         assert policy._tilt == tilt
     finally:
