@@ -11,6 +11,8 @@ open laptop screen from behind, barely reached it and the fold stalled at once (
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -115,23 +117,14 @@ def test_a_part_goes_into_the_base_of_an_articulated_container():
     ],
 )
 def test_far_hinged_lids_are_grasped_tilted_against_their_turn(task, tilted):
-    env = make_task_env(task)
-    try:
-        env.reset(seed=0)
-        policy = ScriptedPolicy(env)
-        goal = env.unwrapped.goal
-        obj = env.unwrapped.scene.objects[goal.object]
-        point, normal = interaction_frame(env.unwrapped, obj, goal.link)
-        tilt = policy._reach_tilt(goal, obj, point, approach_axis(normal))
+    with _grasp_at_reset(task) as (env, policy, tilt, _, _):
         if not tilted:
             assert tilt == 0.0
             return
-        sign = 1.0 if goal.direction == "open" else -1.0
+        sign = 1.0 if policy.env.goal.direction == "open" else -1.0
         assert tilt * sign < -0.3  # against the turn, by more than a token amount
         env.step(policy())  # the first approach step takes the tilt
         assert policy._tilt == tilt
-    finally:
-        env.close()
 
 
 def test_a_grasp_pointing_back_at_the_robot_is_tilted_with_the_turn():
@@ -140,7 +133,17 @@ def test_a_grasp_pointing_back_at_the_robot_is_tilted_with_the_turn():
     The grasp is tilted with the turn (the same sign as the motion) by 0.6 times the turn to
     go, so the gripper points down over the screen rather than back at the robot's base.
     """
-    env = make_task_env("CloseLaptop-v0")
+    with _grasp_at_reset("CloseLaptop-v0") as (env, policy, tilt, axis, to_go):
+        assert axis[0] < -0.5  # the plain grasp points back at the robot (which looks along +x)
+        assert tilt == pytest.approx(-0.6 * to_go) and to_go > 0.9  # closing: sign -1
+        env.step(policy())  # the first approach step takes the tilt
+        assert policy._tilt == tilt
+
+
+@contextmanager
+def _grasp_at_reset(task: str):
+    """The env, the oracle, its reach tilt, the plain approach axis and the turn to go at reset."""
+    env = make_task_env(task)
     try:
         env.reset(seed=0)
         policy = ScriptedPolicy(env)
@@ -148,12 +151,7 @@ def test_a_grasp_pointing_back_at_the_robot_is_tilted_with_the_turn():
         obj = env.unwrapped.scene.objects[goal.object]
         point, normal = interaction_frame(env.unwrapped, obj, goal.link)
         axis = approach_axis(normal)
-        assert axis[0] < -0.5  # the plain grasp points back at the robot (which looks along +x)
-        info, _, _ = policy._hinge(goal, obj)
-        to_go = policy._joint_progress(goal, obj, info)[1]
-        tilt = policy._reach_tilt(goal, obj, point, axis)
-        assert tilt == pytest.approx(-0.6 * to_go) and to_go > 0.9  # closing: sign -1
-        env.step(policy())  # the first approach step takes the tilt
-        assert policy._tilt == tilt
+        to_go = policy._joint_progress(goal, obj, policy._hinge(goal, obj)[0])[1]
+        yield env, policy, policy._reach_tilt(goal, obj, point, axis), axis, to_go
     finally:
         env.close()
