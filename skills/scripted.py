@@ -16,8 +16,10 @@ approach the object's top, attach, lift, carry above the target, lower, release.
 
 Ways round what stops a straight approach: a top face with a part hanging over it (a lamp's
 head over the button on its foot) is approached tilted in from the robot's side; a lid hinged
-at its far side is grasped tilted against its turn; a hinge that stalls with the wrist at its
-joint limit is let go and grasped again, tilted against the motion.
+at its far side is grasped tilted against its turn; a face that would point the gripper back
+at the robot (an open laptop screen, grasped from behind) is grasped tilted with the turn when
+the turn brings the gripper down; a hinge that stalls with the wrist at its joint limit is let
+go and grasped again, tilted against the motion.
 
 Composed goals (:class:`~simjudge.envs.goals.SequenceGoal`, :class:`~simjudge.envs.goals.AllOfGoal`)
 run stage after stage: the current stage is the sequence's ``stage`` fact (the first
