@@ -287,6 +287,9 @@ class ScriptedPolicy(PlaceMoves):
         approach_orn = quat_align_z(self.env.scene.robot.ee_pose()[1], axis)
         pre = point - axis * _PRE_CONTACT
         if self.phase.name == "approach":
+            across = self._over_from_behind(point, normal, pre, approach_orn)
+            if across is not None:
+                return across
             if self._at(pre, approach_orn, tol=0.015) or self.phase.steps > 60:
                 self.switch_phase("contact")
             return self._move(pre, approach_orn, suction=False)
@@ -302,6 +305,25 @@ class ScriptedPolicy(PlaceMoves):
             self.switch_phase("approach")
             return self._move(pre, approach_orn, suction=False)
         return self._actuate(goal, obj)
+
+    def _over_from_behind(
+        self, point: np.ndarray, normal: np.ndarray, pre: np.ndarray, orn: np.ndarray
+    ) -> np.ndarray | None:
+        """After a stage's retreat, a hand behind the face's plane goes over to ``pre`` first.
+
+        Why: from behind, the straight way to the face runs through the part. Going round
+        a microwave door opened 58° to its handle on the outer face, the arm pushed the door
+        on open (MuJoCo) until only its edge was in reach, and the door then shut onto the
+        control panel's buttons. Across at the retreat height (over the scene's tallest
+        object) and then down, the arm stays clear. None: approach as usual.
+        """
+        if self._retreat_to is None:
+            return None
+        hand, _ = self.env.scene.robot.ee_pose()
+        if float((hand - point) @ normal) >= 0.0:  # in front of the face already
+            self._retreat_to = None
+            return None
+        return self._over_then_down(pre, orn)
 
     def _is_overhung(self, goal: JointGoal, point: np.ndarray, axis: np.ndarray) -> bool:
         """Whether another part hangs over a top face within :data:`_HAND_CLEARANCE` (kept per stage).

@@ -22,6 +22,11 @@ _INSERT_CLEARANCE = 0.12
 _INSERT_DEPTH = 0.13
 """``inside`` placements: the object's centre goes 12 cm in front of the enclosure, then
 13 cm in behind its front face."""
+_SWUNG_OUT = 0.05
+_SWUNG_CLEARANCE = 0.04
+"""A part of the enclosure reaching more than 5 cm out in front of its opening (an open door)
+blocks 4 cm more of the opening's width on each side (2-6 cm put the bread in the microwave
+on pybullet and mujoco, 0 and 8 cm do not on mujoco), see :meth:`PlaceMoves._free_y`."""
 _STALL = 0.001
 """A lowering step that descends less than this (m) has stalled: something already carries
 the held part (e.g. it rests on a bowl's rim or floor), so pushing on only presses it in."""
@@ -113,14 +118,17 @@ class PlaceMoves:
         """Middle of the widest stretch of the front not blocked by a part at or before it.
 
         Parts swung out in front (an open door) or set in the front face (buttons) block
-        their width of the opening.
+        their width of the opening; a part swung out more than :data:`_SWUNG_OUT` blocks
+        :data:`_SWUNG_CLEARANCE` more on each side, because the arm reaching in beside it
+        sweeps into it and shuts it on what it carries (a microwave door on MuJoCo).
         """
         view, obj = self.env.view, self.env.scene.objects[goal.target]
         blocked = []
         for link in obj.link_index:
             lo, hi = view.aabb(goal.target, link)
             if link != "base" and lo[0] < t_lo[0] + 0.02:
-                blocked.append((float(lo[1]), float(hi[1])))
+                margin = _SWUNG_CLEARANCE if lo[0] < t_lo[0] - _SWUNG_OUT else 0.0
+                blocked.append((float(lo[1]) - margin, float(hi[1]) + margin))
         edges, start = [], float(t_lo[1])
         for lo_y, hi_y in sorted(blocked):
             edges.append((start, lo_y))
@@ -164,13 +172,13 @@ class PlaceMoves:
             return self._insert_action(goal)
         return self._top_down_place(goal)
 
-    def _over_then_down(self, pre: np.ndarray, down: np.ndarray) -> np.ndarray | None:
+    def _over_then_down(self, pre: np.ndarray, orn: np.ndarray) -> np.ndarray | None:
         """After a stage's retreat: across at the retreat height first (None: go down now)."""
         if self._retreat_to is None:
             return None
         pos, _ = self.env.scene.robot.ee_pose()
         if float(np.linalg.norm((pre - pos)[:2])) > 0.03 and self.phase.steps < 60:
-            return self._move(np.array([pre[0], pre[1], max(pos[2], pre[2])]), down, suction=False)
+            return self._move(np.array([pre[0], pre[1], max(pos[2], pre[2])]), orn, suction=False)
         self._retreat_to = None
         self.phase.steps = 0
         return None
