@@ -30,8 +30,6 @@ on pybullet and mujoco, 0 and 8 cm do not on mujoco), see :meth:`PlaceMoves._fre
 _STALL = 0.001
 """A lowering step that descends less than this (m) has stalled: something already carries
 the held part (e.g. it rests on a bowl's rim or floor), so pushing on only presses it in."""
-
-
 _SIDE_TILT = 1.0
 """tan of the downward tilt (45°) of the gripper when approaching side-facing surfaces:
 the Panda reaches low front handles near its base far better tilted than horizontal."""

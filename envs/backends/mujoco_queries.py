@@ -40,7 +40,8 @@ class MuJoCoQueries:
     _layout: WorldLayout | None
     _jac_buffer: np.ndarray | None
     _jacobian_plans: dict[tuple[int, int], tuple[Any, ...]]
-    """(body, link) -> (layout, qpos addresses, dofs, MuJoCo body id) of :meth:`jacobian`."""
+    """(body, link) -> what :meth:`jacobian` reuses while the world is the same (see
+    :meth:`_jacobian_plan`)."""
     _scratch_data: Any = None
 
     def _index(self, body: int) -> BodyIndex:  # pragma: no cover - provided by the backend
