@@ -160,6 +160,11 @@ class JointGoal(_GoalBase):
     threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     requires_grasp: bool = True
 
+    @property
+    def sign(self) -> float:
+        """``1.0`` when the joint opens (moves towards its upper limit), ``-1.0`` when it closes."""
+        return 1.0 if self.direction == "open" else -1.0
+
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: joint fraction, joint progress, distance to the link, grasp."""
         lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)

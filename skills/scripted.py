@@ -372,7 +372,7 @@ class ScriptedPolicy(PlaceMoves):
         info, _, hinge = self._hinge(goal, obj)
         if info.type == "prismatic" or abs(hinge[2]) > 0.1:  # a horizontal hinge only
             return 0.0
-        sign = 1.0 if goal.direction == "open" else -1.0
+        sign = goal.sign
         turned = quat_rotate(quat_from_axis_angle(hinge * sign * 0.3), axis)
         away = np.asarray(point, dtype=float) - np.asarray(ROBOT_BASE_POSITION, dtype=float)
         away = away[:2] / max(float(np.linalg.norm(away[:2])), 1e-9)
@@ -398,7 +398,7 @@ class ScriptedPolicy(PlaceMoves):
         The turn to go (rad) is what is left to the goal's threshold (0 once past it).
         """
         value = float(self.env.backend.get_joint_states(obj.body, [obj.joint_index[goal.joint]])[0][0])
-        sign = 1.0 if goal.direction == "open" else -1.0
+        sign = goal.sign
         span = max(info.upper - info.lower, 1e-6)
         return sign * (value - info.lower) / span, max(sign * (info.lower + goal.threshold * span - value), 0.0)
 
@@ -427,7 +427,7 @@ class ScriptedPolicy(PlaceMoves):
 
     def _actuate(self, goal: JointGoal, obj: SceneObject) -> np.ndarray:
         info, pivot, axis = self._hinge(goal, obj)
-        sign = 1.0 if goal.direction == "open" else -1.0
+        sign = goal.sign
         if info.type != "prismatic" and self._regrasps < _MAX_REGRASPS:
             remaining = self._stall_remaining(goal, obj, info)
             if remaining:  # let go, grasp again tilted against the motion
