@@ -19,7 +19,8 @@ head over the button on its foot) is approached tilted in from the robot's side;
 at its far side is grasped tilted against its turn; a face that would point the gripper back
 at the robot (an open laptop screen, grasped from behind) is grasped tilted with the turn when
 the turn brings the gripper down; a hinge that stalls with the wrist at its joint limit is let
-go and grasped again, tilted against the motion.
+go and grasped again, tilted against the motion; a press that stalls short of its button backs
+off and presses again, flatter.
 
 Composed goals (:class:`~simjudge.envs.goals.SequenceGoal`, :class:`~simjudge.envs.goals.AllOfGoal`)
 run stage after stage: the current stage is the sequence's ``stage`` fact (the first
@@ -46,7 +47,13 @@ from simjudge.envs.transforms import (
     quat_to_matrix,
 )
 from simjudge.envs.world import ROBOT_BASE_POSITION
-from simjudge.skills.scripted_place import _PRE_CONTACT, PlaceMoves, _Phase, approach_axis
+from simjudge.skills.scripted_place import (
+    _PRE_CONTACT,
+    _SIDE_TILT,
+    PlaceMoves,
+    _Phase,
+    approach_axis,
+)
 
 __all__ = ["PHASES", "ScriptedPolicy", "approach_axis", "interaction_frame"]
 
@@ -90,6 +97,12 @@ _BACK_TILT = 0.6
 its length) points back at the robot; such a grasp on a part whose turn brings the gripper
 down is tilted with the turn by 0.6 times the turn to go (0.5-0.7 fold the laptop screen on
 every backend, 0.45 and 0.8 miss on two and one), see :meth:`ScriptedPolicy._reach_tilt`."""
+_PRESS_STALL_STEPS = 10
+_PRESS_ADVANCE = 0.001
+_PRESS_RETRY_TILT = 0.5
+"""A press whose hand comes no closer (by 1 mm) to its target over 10 steps has stalled
+(on SAPIEN the hand tilted 45° down rests on the microwave's top front edge, short of its
+button); it backs off to its pre-contact point and presses again tilted tan 0.5 down."""
 _HAND_CLEARANCE = 0.25
 """Height (m) over a top face the gripper needs free to come straight down onto it."""
 
@@ -152,6 +165,9 @@ class ScriptedPolicy(PlaceMoves):
         self._tilt = 0.0
         self._best_advance: float | None = None
         self._best_step = 0
+        self._side_tilt = _SIDE_TILT
+        self._press_gap = np.inf
+        self._press_step = 0
 
     def reset(self) -> None:
         """Start again from the approach phase (and the first stage)."""
@@ -165,6 +181,7 @@ class ScriptedPolicy(PlaceMoves):
         self._overhung = None
         self._regrasps = 0
         self._tilt = 0.0
+        self._side_tilt = _SIDE_TILT
 
     def current_stage(self) -> tuple[int, JointGoal | PlaceGoal]:
         """Index and goal of the stage to work on now (0 and the goal itself if not composed).
@@ -264,6 +281,7 @@ class ScriptedPolicy(PlaceMoves):
         self._follow = 0
         self._regrasps = 0
         self._tilt = 0.0
+        self._side_tilt = _SIDE_TILT
         self.switch_phase("retreat")
 
     def _retreat_action(self) -> np.ndarray:
@@ -276,7 +294,7 @@ class ScriptedPolicy(PlaceMoves):
     def _joint_action(self, goal: JointGoal) -> np.ndarray:
         obj = self.env.scene.objects[goal.object]
         point, normal = interaction_frame(self.env, obj, goal.link)
-        axis = approach_axis(normal)
+        axis = approach_axis(normal, self._side_tilt)
         if self._is_overhung(goal, point, axis):  # come in tilted from the robot's side
             facing_robot = np.asarray(ROBOT_BASE_POSITION, dtype=float) - point
             axis = approach_axis(facing_robot * [1.0, 1.0, 0.0])  # a side face towards the robot
@@ -295,6 +313,10 @@ class ScriptedPolicy(PlaceMoves):
             return self._move(pre, approach_orn, suction=False)
         if self.phase.name == "contact":
             if not goal.requires_grasp:
+                if self._press_stalled(point + axis * 0.03):  # press again, flatter
+                    self._side_tilt = _PRESS_RETRY_TILT
+                    self.switch_phase("approach")
+                    return self._move(pre, approach_orn, suction=False)
                 return self._move(point + axis * 0.03, approach_orn, suction=False)
             if self.env.scene.robot.attachment is not None:
                 self.switch_phase("actuate")
@@ -383,6 +405,19 @@ class ScriptedPolicy(PlaceMoves):
         if float(axis[:2] @ away) > -_POINTS_BACK or turned[2] >= axis[2]:
             return 0.0  # not pointing back at the robot, or the turn does not bring it down
         return sign * _BACK_TILT * self._joint_progress(goal, obj, info)[1]
+
+    def _press_stalled(self, target: np.ndarray) -> bool:
+        """Whether a press has stopped short of ``target`` (closer by < 1 mm in 10 steps).
+
+        Only once per stage, at the default tilt: a flatter retry that stalls too presses on.
+        """
+        if self._side_tilt != _SIDE_TILT:
+            return False
+        gap = float(np.linalg.norm(target - self.env.scene.robot.ee_pose()[0]))
+        if self.phase.steps == 0 or gap < self._press_gap - _PRESS_ADVANCE:
+            self._press_gap, self._press_step = gap, self.phase.steps
+            return False
+        return self.phase.steps - self._press_step >= _PRESS_STALL_STEPS
 
     def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
         """The goal joint's info, frame origin and world axis."""

@@ -35,17 +35,18 @@ _SIDE_TILT = 1.0
 the Panda reaches low front handles near its base far better tilted than horizontal."""
 
 
-def approach_axis(normal: np.ndarray) -> np.ndarray:
+def approach_axis(normal: np.ndarray, side_tilt: float = _SIDE_TILT) -> np.ndarray:
     """Gripper axis for a surface with outward ``normal``.
 
-    Straight in for top and bottom faces, tilted 45° downwards for side faces.
+    Straight in for top and bottom faces, tilted downwards for side faces (by ``side_tilt``,
+    the tan of the angle: 45° by default).
     """
     inward = -np.asarray(normal, dtype=float)
     if abs(inward[2]) > 0.5:
         return inward / np.linalg.norm(inward)
     horizontal = inward.copy()
     horizontal[2] = 0.0
-    axis = horizontal / np.linalg.norm(horizontal) + np.array([0.0, 0.0, -_SIDE_TILT])
+    axis = horizontal / np.linalg.norm(horizontal) + np.array([0.0, 0.0, -side_tilt])
     return axis / np.linalg.norm(axis)
 
 
