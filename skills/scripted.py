@@ -102,7 +102,9 @@ _PRESS_ADVANCE = 0.001
 _PRESS_RETRY_TILT = 0.5
 """A press whose hand comes no closer (by 1 mm) to its target over 10 steps has stalled
 (on SAPIEN the hand tilted 45° down rests on the microwave's top front edge, short of its
-button); it backs off to its pre-contact point and presses again tilted tan 0.5 down."""
+button); it backs off to its pre-contact point and presses again tilted tan 0.5 down. An
+overhung face's approach from the robot's side keeps its own tilt (flatter, it missed the
+lamp's button in a noisy rollout that the retry at the same tilt presses)."""
 _HAND_CLEARANCE = 0.25
 """Height (m) over a top face the gripper needs free to come straight down onto it."""
 
