@@ -168,8 +168,6 @@ class ScriptedPolicy(PlaceMoves):
         self._best_advance: float | None = None
         self._best_step = 0
         self._side_tilt = _SIDE_TILT
-        self._press_gap = np.inf
-        self._press_step = 0
 
     def reset(self) -> None:
         """Start again from the approach phase (and the first stage)."""
@@ -315,11 +313,12 @@ class ScriptedPolicy(PlaceMoves):
             return self._move(pre, approach_orn, suction=False)
         if self.phase.name == "contact":
             if not goal.requires_grasp:
-                if self._press_stalled(point + axis * 0.03):  # press again, flatter
+                press = point + axis * 0.03
+                if self._press_stalled(press):  # press again, flatter
                     self._side_tilt = _PRESS_RETRY_TILT
                     self.switch_phase("approach")
                     return self._move(pre, approach_orn, suction=False)
-                return self._move(point + axis * 0.03, approach_orn, suction=False)
+                return self._move(press, approach_orn, suction=False)
             if self.env.scene.robot.attachment is not None:
                 self.switch_phase("actuate")
             elif self.phase.steps > 30:
@@ -416,10 +415,20 @@ class ScriptedPolicy(PlaceMoves):
         if self._side_tilt != _SIDE_TILT:
             return False
         gap = float(np.linalg.norm(target - self.env.scene.robot.ee_pose()[0]))
-        if self.phase.steps == 0 or gap < self._press_gap - _PRESS_ADVANCE:
-            self._press_gap, self._press_step = gap, self.phase.steps
+        return self._no_gain(-gap, _PRESS_ADVANCE, _PRESS_STALL_STEPS)
+
+    def _no_gain(self, advance: float, gain: float, steps: int) -> bool:
+        """Whether ``advance`` has not grown by more than ``gain`` over ``steps`` steps of this phase.
+
+        The best value and the step it came at are kept per phase (a phase's first step
+        starts afresh): the hinge's stall (:meth:`_stall_remaining`) and the press's
+        (:meth:`_press_stalled`) both count from them.
+        """
+        best = self._best_advance
+        if self.phase.steps == 0 or best is None or advance > best + gain:
+            self._best_advance, self._best_step = advance, self.phase.steps
             return False
-        return self.phase.steps - self._press_step >= _PRESS_STALL_STEPS
+        return self.phase.steps - self._best_step >= steps
 
     def _hinge(self, goal: JointGoal, obj: SceneObject) -> tuple[Any, np.ndarray, np.ndarray]:
         """The goal joint's info, frame origin and world axis."""
@@ -450,11 +459,7 @@ class ScriptedPolicy(PlaceMoves):
         a regrasp, and actuations that do not stall are unchanged.
         """
         advance, remaining = self._joint_progress(goal, obj, info)
-        best = self._best_advance
-        if self.phase.steps == 0 or best is None or advance > best + _STALL_ADVANCE:
-            self._best_advance, self._best_step = advance, self.phase.steps
-            return 0.0
-        if self.phase.steps - self._best_step < _STALL_STEPS:
+        if not self._no_gain(advance, _STALL_ADVANCE, _STALL_STEPS):
             return 0.0
         robot = self.env.scene.robot
         wrist, low, high = robot.arm_qpos()[_WRIST], robot.lower[_WRIST], robot.upper[_WRIST]
