@@ -11,8 +11,6 @@ The robot talks to physics only through a :class:`~simjudge.envs.backends.Backen
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +20,15 @@ from .backends import BASE_LINK, Backend, BodyQuery
 from .catalogue import ASSETS_DIR
 from .transforms import quat_to_matrix
 from .world import ROBOT_BASE_POSITION
+
+try:
+    from . import _dls  # the compiled IK step (envs/_dls.c), built by `pip install -e .`
+except ImportError as error:  # pragma: no cover - a checkout that was never installed
+    raise ImportError(
+        "simjudge's compiled IK step (simjudge.envs._dls, from envs/_dls.c) is not built: run "
+        "`make install` (or `pip install -e .`) in the checkout; it needs a C compiler "
+        "(Debian: apt-get install gcc)"
+    ) from error
 
 __all__ = ["Attachment", "PandaSuction", "HOME_QPOS"]
 
@@ -58,62 +65,9 @@ _SUCTION_REACH = 0.015
 """Largest gap (m) between a finger pad and a surface at which suction grips."""
 
 
-def _rotation_error(current, target, cap: float) -> tuple[float, float, float]:
-    """World-frame rotation vector taking ``current`` to ``target`` (capped at ``cap`` rad).
-
-    Plain-float arithmetic: on 4-vectors it is several times faster than numpy.
-    """
-    x1, y1, z1, w1 = target
-    x2, y2, z2, w2 = current
-    x2, y2, z2 = -x2, -y2, -z2
-    # q = target * conj(current)
-    w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
-    x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
-    y = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
-    z = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
-    if w < 0.0:
-        x, y, z, w = -x, -y, -z, -w
-    sin = (x * x + y * y + z * z) ** 0.5
-    if sin < 1e-12:
-        return 0.0, 0.0, 0.0
-    # numpy's arctan2, not math.atan2: the two differ in the last bit
-    angle = min(2.0 * float(np.arctan2(sin, w)), cap)
-    scale = angle / sin
-    return x * scale, y * scale, z * scale
-
-
-_CAP_SQUARE_BELOW = 0.05**2 * (1.0 - 1e-9)
-"""Squared offsets below this are surely under the 5 cm cap, whatever the rounding."""
-
-_SOLVE1: Callable[[np.ndarray, np.ndarray], np.ndarray]
-try:  # numpy's own LAPACK kernel, which np.linalg.solve calls after its checks
-    from numpy.linalg._umath_linalg import solve1 as _solve1
-    _SOLVE1 = _solve1
-except ImportError:  # pragma: no cover - other numpy layouts
-    _SOLVE1 = np.linalg.solve
-"""``np.linalg.solve`` for a float64 square matrix and a vector, bit for bit.
-
-Why: the wrapper's checks cost several times a 6x6 solve, every control
-step. Its one extra behaviour, raising ``LinAlgError`` on an exactly singular
-matrix, cannot occur for a damped (positive-definite) system, which is the
-only one solved with it.
-"""
-
-
-def _outside(values: list[float], lower: list[float], upper: list[float]) -> bool:
-    """Whether any value lies below its lower or above its upper bound (NaN lies in neither).
-
-    ``((q < lower) | (q > upper)).any()`` on plain floats, minus numpy's per-call overhead.
-    """
-    for value, low, high in zip(values, lower, upper, strict=True):
-        if value < low or value > high:
-            return True
-    return False
-
-
-def _floats(values) -> list[float]:
-    """A short vector (array or sequence) as plain floats."""
-    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+def _vector(values):
+    """A short vector for the IK step: an array as plain floats (read faster than its items)."""
+    return values.tolist() if isinstance(values, np.ndarray) else values
 
 
 @dataclass(frozen=True)
@@ -179,7 +133,6 @@ class PandaSuction:
         self._query: BodyQuery | None = None
         self._queries: tuple[BodyQuery, ...] = ()
         self._state: tuple[np.ndarray, tuple] | None = None
-        self._damping: tuple[float, np.ndarray] = (float("nan"), np.zeros((6, 6)))
         self.attachment: Attachment | None = None
         self.suction_on = False
         self.command_log: list[list[Any]] | None = None
@@ -210,20 +163,15 @@ class PandaSuction:
         self._set_limits(self._lower, value)
 
     def _set_limits(self, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Keep the limits and, as plain floats, the bounds the IK step checks every step.
-
-        Why plain floats: the two range checks of a control step on 7 floats cost a
-        fifth of the step as numpy expressions; the arrays are read-only so the floats
-        cannot go stale behind them.
-        """
+        """Keep the limits and the bounds table the IK step reads (:meth:`differential_ik`)."""
         self._lower = np.array(lower, dtype=float)
         self._upper = np.array(upper, dtype=float)
         self._lower.setflags(write=False)
         self._upper.setflags(write=False)
-        self._limits = (self._lower.tolist(), self._upper.tolist())
-        self._near_limits = (
-            (self._lower + _POSTURE_MARGIN).tolist(), (self._upper - _POSTURE_MARGIN).tolist()
-        )
+        self._ik_bounds = np.stack([
+            self._lower + _POSTURE_MARGIN, self._upper - _POSTURE_MARGIN,
+            self._lower, self._upper, HOME_QPOS,
+        ])
 
     # state ----------------------------------------------------------------------
     def reset_home(self, qpos: np.ndarray | None = None) -> None:
@@ -310,6 +258,31 @@ class PandaSuction:
         (an order of magnitude less than an iterative IK solve), which keeps the
         env step cheap next to physics. Position error is capped at 5 cm and
         rotation at 0.3 rad per step so far targets are approached smoothly.
+
+        Two additions keep the arm out of its limits' traps:
+
+        - *Posture pull*: with a joint within 0.3 rad of a limit, the step also pulls
+          the joints towards :data:`HOME_QPOS` through the Jacobian's null space (so
+          the hand's motion is kept to first order). Why: with joints held at their
+          limits the others carry the motion, and over many steps the arm winds up
+          against its stops where the next target's motion needs a held joint
+          (HeatBreadInMicrowave's door stage).
+        - *Joint clamping*: when the step would take joints out of their range, they
+          are held at the limit and the free joints solve again for the error left
+          over. Why: clipping afterwards drops the held joints' share of the motion,
+          so the hand stalls or turns away whenever one joint sits at its limit.
+
+        The step is compiled (``envs/_dls.c``): as ~30 numpy calls on 6x7 matrices it
+        was a quarter of a MuJoCo control step. Its arithmetic runs in a fixed order
+        without fused multiply-adds, so it is the same on every x86-64 CPU.
+
+        Args:
+            position: Target position of the suction point (3).
+            orientation: Target orientation quaternion (x, y, z, w).
+            damping: The damping of the least-squares solve (> 0).
+
+        Raises:
+            ValueError: ``damping`` is not positive, or a vector has the wrong length.
         """
         return self._differential_ik(self.read_state(), position, orientation, damping)
 
@@ -321,94 +294,12 @@ class PandaSuction:
         damping: float = 0.05,
     ) -> np.ndarray:
         """:meth:`differential_ik` from a :meth:`read_state` the caller already made."""
-        q_all, (px, py, pz), orn = state
-        # the error on plain floats (numpy's per-call overhead dominates on
-        # 3-vectors); the norm stays a numpy dot so results stay bit-identical
-        tx, ty, tz = _floats(position)
-        dx, dy, dz = tx - px, ty - py, tz - pz
-        # cap at 5 cm; a plain-float square decides unless it is within rounding
-        # of the cap, where the exact numpy norm (also the scale's) is needed
-        square = dx * dx + dy * dy + dz * dz
-        if not square < _CAP_SQUARE_BELOW:
-            delta = np.array((dx, dy, dz))
-            norm = math.sqrt(delta @ delta)
-            if not norm <= 0.05:
-                scale = 0.05 / norm
-                dx, dy, dz = dx * scale, dy * scale, dz * scale
-        rotation = _rotation_error(orn, _floats(orientation), 0.3)
-        error = np.array((dx, dy, dz, *rotation))
-        jac = self.backend.jacobian(self.body, self.ee_link, q_all)[:, :7]
-        transposed = jac.T
-        gram = jac @ transposed
-        gram += self._damping_matrix(damping)  # + damping² on the diagonal
-        solve = _SOLVE1 if damping > 0.0 else np.linalg.solve
-        solution = solve(gram, error)
-        q0 = q_all[:7]
-        q = q0 + transposed @ solution
-        if _outside(q0.tolist(), *self._near_limits):
-            q += self._posture_pull(q0, jac, transposed, gram, solve)
-        if _outside(q.tolist(), *self._limits):
-            return self._clamped_step(q0, q, jac, error, damping)
+        q_all, pos, orn = state
+        jac = self.backend.jacobian(self.body, self.ee_link, q_all)
+        q = np.empty(7)
+        _dls.step(jac, q_all, pos, orn, _vector(position), _vector(orientation), damping,
+                  self._ik_bounds, _POSTURE_GAIN, q)
         return q
-
-    @staticmethod
-    def _posture_pull(
-        q0: np.ndarray,
-        jac: np.ndarray,
-        transposed: np.ndarray,
-        gram: np.ndarray,
-        solve: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    ) -> np.ndarray:
-        """A self-motion towards :data:`HOME_QPOS` (through the Jacobian's null space).
-
-        Why: with a joint held at its limit (:meth:`_clamped_step`) the others carry the
-        motion, and over many steps the arm winds up against its limits (shoulder turned to
-        its stop, upper arm rolled the other way) where the next target's motion needs a held
-        joint and the hand cannot move towards it at all (HeatBreadInMicrowave's door stage).
-        Near a limit the step therefore also pulls the joints towards the home posture, in
-        the null space so the hand's motion is kept to first order (gradient projection with
-        the step's damped pseudo-inverse). Away from every limit nothing is added: those steps
-        are the plain step. ``solve`` is the step's own solve of ``gram``.
-        """
-        pull = _POSTURE_GAIN * (HOME_QPOS - q0)
-        return pull - transposed @ solve(gram, jac @ pull)
-
-    def _clamped_step(
-        self, q0: np.ndarray, q: np.ndarray, jac: np.ndarray, error: np.ndarray, damping: float
-    ) -> np.ndarray:
-        """The damped-least-squares step with joints that would leave their range held at it.
-
-        Why: clipping the free step afterwards drops the share of the motion those joints
-        carried, so the hand stalls (or turns away) whenever one joint sits at its limit; solving
-        again for the remaining error over the joints still free lets them take it over (joint
-        clamping). Reached only when the free step leaves the range, so steps inside the range
-        are unchanged.
-        """
-        lower, upper = self.lower, self.upper
-        damp = self._damping_matrix(damping)
-        held = (q < lower) | (q > upper)
-        for _ in range(7):  # each pass holds at least one more joint
-            q = np.minimum(np.maximum(q, lower), upper)
-            free = ~held
-            if not free.any():
-                break
-            rest = error - jac[:, held] @ (q[held] - q0[held])
-            part = jac[:, free]
-            gram = part @ part.T + damp
-            solution = _SOLVE1(gram, rest) if damping > 0.0 else np.linalg.lstsq(gram, rest)[0]
-            q[free] = q0[free] + part.T @ solution
-            out = (q < lower) | (q > upper)
-            if not out.any():
-                return q
-            held |= out
-        return np.minimum(np.maximum(q, lower), upper)
-
-    def _damping_matrix(self, damping: float) -> np.ndarray:
-        """``damping² · I`` (6x6), kept for the last damping asked for."""
-        cached = self._damping
-        if cached[0] != damping:
-            cached = self._damping = (damping, np.eye(6) * damping**2)
-        return cached[1]
 
     def command(self, qpos: np.ndarray) -> None:
         """Drive the arm towards ``qpos``; keep the fingers closed."""

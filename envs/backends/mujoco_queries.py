@@ -139,7 +139,7 @@ class MuJoCoQueries:
         if type(positions) is np.ndarray and positions.shape == current.shape \
                 and current.tolist() == positions.tolist():  # per item as np.equal, cheaper
             self._mj.mj_jac(model, data, rows[0], rows[1], point, body_id)
-            return buffer[:, dofs].copy(order="F")  # column-major, as a fancy index of columns gives
+            return buffer[:, dofs].copy()  # the buffer is reused: callers keep their own
         idx = self._index(body)
         adr = idx.qpos[idx.movable]
         q = np.asarray(positions, float)

@@ -5,7 +5,7 @@ drops the share of the motion a clipped joint carried, so the hand stalled whene
 joint sat at a limit (the oracle failed OpenMicrowaveDoor on MuJoCo and SAPIEN with the
 wrist at its limit and the shoulder and elbow saturated). Joint clamping re-solves for the
 rest of the error over the joints still free; a step that stays inside the range is the
-plain step, bit for bit.
+plain step (to rounding).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_a_step_inside_the_range_is_theplain_step(arm):
     error = np.array([t - p for t, p in zip(target, pos, strict=True)] + [0.0, 0.0, 0.0])
     plain = plain_step(arm, state, error)
     assert np.all((plain >= arm.lower) & (plain <= arm.upper))
-    np.testing.assert_array_equal(q, plain)
+    np.testing.assert_allclose(q, plain, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("joint", [0, 3, 5])
@@ -67,7 +67,7 @@ def test_a_joint_at_its_limit_is_held_and_the_others_take_over(arm, joint):
 
 
 def test_limits_are_changed_by_assignment_only(arm):
-    # the IK step checks plain-float copies of the limits; in-place edits would leave them stale
+    # the IK step reads a table made from the limits; in-place edits would leave it stale
     with pytest.raises(ValueError, match="read-only"):
         arm.upper[0] = 0.0
     upper = arm.upper.copy()

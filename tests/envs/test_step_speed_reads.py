@@ -60,4 +60,3 @@ def test_jacobian_at_the_current_joints_equals_the_scratch_path() -> None:
         fast = backend.jacobian(robot.body, robot.ee_link, q)
         slow = backend.jacobian(robot.body, robot.ee_link, list(q))  # a list: the general path
         assert np.array_equal(fast, slow)
-        assert fast.flags.f_contiguous  # the layout the IK's products were recorded with
