@@ -36,6 +36,7 @@ from .base import (
     CameraSpec,
     JointInfo,
     RenderResult,
+    body_reading_offsets,
     read_bodies_via_getters,
 )
 from .mjcf import DEFAULT_FRICTION, UrdfGeom, UrdfModel, parse_urdf, pybullet_data_dir
@@ -79,6 +80,10 @@ class SapienBackend(SapienQueries):
         self._type_bits: dict[int, int] = {}
         self._excluded: set[frozenset[tuple[int, int]]] = set()
         self._memo: dict[Any, Any] = {}
+        self._batch_of: dict[int, tuple[Any, BodyQuery, int, int]] = {}
+        """Query id -> (batch, query, start, end) of the last batch read that holds it."""
+        self._kept_boxes: dict[tuple[int, int | None], tuple[bytes, tuple[np.ndarray, np.ndarray]]] = {}
+        """(body, link) -> (placement, box) of the last box computed (see :meth:`get_aabb`)."""
         self._scene: Any = None
         self._renders = sapien_render_problem() is None  # a Vulkan device: build visuals too
         self._cameras: SapienCameras | None = None
@@ -137,7 +142,8 @@ class SapienBackend(SapienQueries):
                      shapes=[link.collisions for link in model.links])
         order = [link.name for link in articulation.links]
         body.art_link = [order.index(f"link{i}") for i in range(-1, len(model.joints))]
-        for dof, joint in enumerate(articulation.active_joints):
+        body.drives = list(articulation.active_joints)  # SAPIEN builds this list on every access
+        for dof, joint in enumerate(body.drives):
             body.dof[int(joint.name.removeprefix("joint"))] = dof
         body.geometry = [None] * len(links)
         if len(links) > 1:
@@ -296,12 +302,40 @@ class SapienBackend(SapienQueries):
                 np.array([_xyzw(p.q) for p in poses], float).reshape(-1, 4))
 
     def get_aabb(self, body: int, link: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """World AABB of a link's collision shapes, or of the whole body (memoised per state)."""
+        """World AABB of a link's collision shapes, or of the whole body (memoised per state).
+
+        A box is also kept while its body's placement is bit-identical (root pose and joint
+        positions: the links' poses, hence the boxes, are a function of them), so a cabinet
+        whose doors did not move costs one placement read per step, not one box per shape.
+        """
         key = ("aabb", body, link)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        hit = self._memo[key] = self._aabb(body, link)
+        placement = self._placement(body)
+        kept = self._kept_boxes.get((body, link))
+        if kept is not None and kept[0] == placement:
+            hit = kept[1]
+        else:
+            hit = self._aabb(body, link)
+            self._kept_boxes[body, link] = (placement, hit)
+        self._memo[key] = hit
+        return hit
+
+    def _placement(self, body: int) -> bytes:
+        """The body's root pose and joint positions, as bytes (memoised per state)."""
+        key = ("placement", body)
+        hit = self._memo.get(key)
+        if hit is None:
+            record = self._body(body)
+            articulation = record.articulation
+            if articulation is not None:
+                root = articulation.root_pose
+                hit = root.p.tobytes() + root.q.tobytes() + articulation.get_qpos().tobytes()
+            else:
+                pose = record.links[0].entity_pose
+                hit = pose.p.tobytes() + pose.q.tobytes()
+            self._memo[key] = hit
         return hit
 
     def _aabb(self, body: int, link: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -317,18 +351,46 @@ class SapienBackend(SapienQueries):
                 box = np.stack([point, point])
             boxes.append(box)
         stacked = np.stack(boxes)
-        return stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)
+        low, high = stacked[:, 0].min(axis=0), stacked[:, 1].max(axis=0)
+        low.setflags(write=False)  # kept across states (get_aabb): nobody may edit it in place
+        high.setflags(write=False)
+        return low, high
 
     def read_bodies(self, queries: Sequence[BodyQuery]) -> np.ndarray:
-        """Several bodies' state in one vector (memoised per state and batch object)."""
+        """Several bodies' state in one vector (memoised per state and batch object).
+
+        A batch of one query that a larger batch read in this state holds (the robot's own
+        read, after the observation's) is that batch's slice, not a second read.
+        """
         key = ("batch", id(queries))
         hit = self._memo.get(key)
         if hit is not None and hit[0] is queries:
             return hit[1]
+        if len(queries) == 1:
+            part = self._part(queries[0])
+            if part is not None:
+                return part
         reading = read_bodies_via_getters(self, queries)
         reading.setflags(write=False)
         self._memo[key] = (queries, reading)
+        if len(queries) > 1 and self._batch_of.get(id(queries[0]), (None,))[0] is not queries:
+            start = 0
+            for query in queries:  # once per batch: where its queries sit
+                end = start + body_reading_offsets(query)["end"]
+                self._batch_of[id(query)] = (queries, query, start, end)
+                start = end
         return reading
+
+    def _part(self, query: BodyQuery) -> np.ndarray | None:
+        """``query``'s slice of a batch read in this state, or None."""
+        entry = self._batch_of.get(id(query))
+        if entry is None or entry[1] is not query:
+            return None
+        batch, _, start, end = entry
+        hit = self._memo.get(("batch", id(batch)))
+        if hit is None or hit[0] is not batch:
+            return None
+        return hit[1][start:end]
 
     # actuation --------------------------------------------------------------------
     def _inertia(self, record: _Body) -> np.ndarray:
@@ -339,7 +401,7 @@ class SapienBackend(SapienQueries):
     def _joint(self, record: _Body, joint: int):
         if joint not in record.dof:
             raise BackendError(f"joint {joint} of body {record.handle} is fixed and cannot be driven")
-        return record.articulation.active_joints[record.dof[joint]]
+        return record.drives[record.dof[joint]]
 
     def set_joint_position_targets(self, body: int, joints: list[int], positions, forces,
                                    position_gain: float = 0.3) -> None:

@@ -75,6 +75,7 @@ class SapienBody:
     articulation: Any = None
     shapes: list[tuple[UrdfGeom, ...]] = field(default_factory=list)
     dof: dict[int, int] = field(default_factory=dict)  # joint index -> qpos index
+    drives: list[Any] = field(default_factory=list)  # the articulation's active joints, in qpos order
     art_link: list[int] = field(default_factory=list)  # link -> articulation link index
     geometry: list[LinkGeometry | None] = field(default_factory=list)
     pinocchio: Any = None

@@ -188,43 +188,31 @@ class SapienQueries:
 
     # kinematics ---------------------------------------------------------------------
     def _fk_jacobian(self, record: _Body, link: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Link origin, rotation and geometric Jacobian at the movable joints' ``positions``."""
+        """Link origin, rotation and geometric Jacobian at the movable joints' ``positions``.
+
+        Pinocchio's (in the articulation's root frame) computes the spatial Jacobian of the link's
+        joint, i.e. the velocity of the point at the root's origin; the link origin ``p`` moves
+        with ``v + ω × p``, and both rows are turned into the world frame by the root's rotation.
+        """
         if record.pinocchio is None:
             record.pinocchio = record.articulation.create_pinocchio_model()
         movable = [j.index for j in record.infos if j.type != "fixed"]
+        columns = [record.dof[joint] for joint in movable]
         qpos = np.asarray(record.articulation.get_qpos(), float).copy()
-        for joint, value in zip(movable, positions, strict=True):
-            qpos[record.dof[joint]] = value
+        qpos[columns] = positions
         model = record.pinocchio
         model.compute_forward_kinematics(qpos)
+        model.compute_full_jacobian(qpos)
+        index = record.art_link[link + 1]
+        pose = model.get_link_pose(index)
+        local = np.asarray(pose.p, float)
+        spatial = model.get_link_jacobian(index, local=False)[:, columns]
+        (wx, wy, wz), (px, py, pz) = spatial[3:], local.tolist()
+        linear = spatial[:3] + np.array([wy * pz - wz * py, wz * px - wx * pz, wx * py - wy * px])
         root = record.articulation.root_pose  # Pinocchio's poses are in the root link frame
         root_pos, root_rot = np.asarray(root.p, float), _rotation(root.q)
-        poses = {}
-
-        def pose(i: int):
-            if i not in poses:
-                p = model.get_link_pose(record.art_link[i + 1])
-                poses[i] = (root_pos + root_rot @ np.asarray(p.p, float), root_rot @ _rotation(p.q))
-            return poses[i]
-
-        origin, rotation = pose(link)
-        jac = np.zeros((6, len(movable)))
-        chain, current = set(), link
-        while current >= 0:
-            chain.add(current)
-            current = record.infos[current].parent_index
-        for column, joint in enumerate(movable):
-            if joint not in chain:
-                continue
-            point, frame = pose(joint)
-            axis = frame @ np.asarray(record.infos[joint].axis)
-            if record.infos[joint].type == "prismatic":
-                jac[:3, column] = axis
-            else:
-                (ax, ay, az), (rx, ry, rz) = axis, origin - point
-                jac[:3, column] = (ay * rz - az * ry, az * rx - ax * rz, ax * ry - ay * rx)
-                jac[3:, column] = axis
-        return origin, rotation, jac
+        jac = np.concatenate([root_rot @ linear, root_rot @ spatial[3:]])
+        return root_pos + root_rot @ local, root_rot @ _rotation(pose.q), jac
 
     def jacobian(self, body: int, link: int, positions: np.ndarray) -> np.ndarray:
         """Geometric Jacobian of the link frame origin over the movable joints at ``positions``."""

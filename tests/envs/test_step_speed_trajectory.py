@@ -11,7 +11,7 @@ actions in both translation modes, and grip, carry and drop a cube with suction,
 the observation, the goal facts and the suction paths all run.
 
 Regenerate (only when an episode is meant to change, and say why in the commit):
-``python -m tests.envs.test_step_speed_trajectory --write``.
+``python -m tests.envs.test_step_speed_trajectory --write [backend ...]`` (all by default).
 """
 
 from __future__ import annotations
@@ -128,9 +128,10 @@ def test_the_pick_grips_the_cube() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates the recordings
-    if "--write" in sys.argv:
+    if "--write" in sys.argv:  # --write [backend ...]: those backends' recordings (default all)
         DATA.mkdir(parents=True, exist_ok=True)
+        chosen = sys.argv[sys.argv.index("--write") + 1 :] or list(RECORDED)
         for name in RECORDED:
-            if name in available_backends():
+            if name in chosen and name in available_backends():
                 np.savez_compressed(_path(name), **record(name))
                 print("wrote", _path(name))
