@@ -9,7 +9,7 @@ for a body's base, poses are numpy arrays, quaternions are ``(x, y, z, w)``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -28,6 +28,7 @@ __all__ = [
     "Contact",
     "JointInfo",
     "RenderResult",
+    "BatchSlices",
     "body_reading_offsets",
     "body_reading_size",
     "read_bodies_via_getters",
@@ -131,6 +132,43 @@ class BodyQuery:
 def body_reading_size(query: BodyQuery) -> int:
     """How many numbers :meth:`Backend.read_bodies` returns for ``query``."""
     return body_reading_offsets(query)["end"]
+
+
+class BatchSlices:
+    """Where each query of the batches a backend read sits, so one query is served as a slice.
+
+    Why: the robot reads its own query right after the observation read the whole scene (its
+    query included) in the same state; a backend that memoises batch readings per state can
+    answer the robot with the batch's slice instead of a second read. :meth:`note` records a
+    multi-query batch's layout (once per batch object); :meth:`slice` finds ``query``'s part
+    of the batch's reading, which the backend looks up in its own memo.
+    """
+
+    def __init__(self) -> None:
+        self._of: dict[int, tuple[Sequence[BodyQuery], BodyQuery, int, int]] = {}
+
+    def note(self, queries: Sequence[BodyQuery]) -> None:
+        """Remember where each query of a batch of several sits in its reading."""
+        if len(queries) < 2 or self._of.get(id(queries[0]), (None,))[0] is queries:
+            return
+        start = 0
+        for query in queries:
+            end = start + body_reading_size(query)
+            self._of[id(query)] = (queries, query, start, end)
+            start = end
+
+    def slice(
+        self, query: BodyQuery, reading_of: Callable[[Sequence[BodyQuery]], np.ndarray | None]
+    ) -> np.ndarray | None:
+        """``query``'s part of the reading of a batch that holds it, or None.
+
+        ``reading_of(batch)`` is the batch's reading in this state (None: not read in it).
+        """
+        entry = self._of.get(id(query))
+        if entry is None or entry[1] is not query:
+            return None
+        reading = reading_of(entry[0])
+        return None if reading is None else reading[entry[2] : entry[3]]
 
 
 def body_reading_offsets(query: BodyQuery) -> dict[str, int]:

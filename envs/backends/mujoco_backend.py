@@ -37,6 +37,7 @@ import numpy as np
 
 from .base import (
     BackendError,
+    BatchSlices,
     BodyQuery,
     CameraSpec,
     JointInfo,
@@ -115,7 +116,7 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         self._static_version = 0  # bumped when world-welded geoms may have moved
         self._memo: dict[Any, tuple] = {}
         self._plans: dict[int, tuple] = {}  # id(queries) -> (queries, layout, ReadPlan)
-        self._batch_of: dict[int, tuple] = {}  # id(query) -> (batch, query, position in batch)
+        self._slices = BatchSlices()  # the robot's read: a slice of the scene's batch
         self._renderers = OffscreenRenderers(self._mj)
         self._jac_buffer: np.ndarray | None = None
         self._jacobian_plans = {}
@@ -384,10 +385,8 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
             plan = self._plans[key] = (queries, layout, ReadPlan(model, layout, queries))
         reading = plan[2].read(model, data, self._static_version)
         reading.setflags(write=False)
-        self._memo[key] = (queries, reading, plan[2])
-        if len(queries) > 1 and self._batch_of.get(id(queries[0]), (None,))[0] is not queries:
-            for position, query in enumerate(queries):  # once per batch: where its queries sit
-                self._batch_of[id(query)] = (queries, query, position)
+        self._memo[key] = (queries, reading)
+        self._slices.note(queries)
         return reading
 
     def _part(self, query: BodyQuery) -> np.ndarray | None:
@@ -396,17 +395,15 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         part = self._memo.get(key)
         if part is not None and part[0] is query:
             return part[1]
-        entry = self._batch_of.get(id(query))
-        if entry is None or entry[1] is not query:
-            return None
-        batch, _, position = entry
-        hit = self._memo.get(id(batch))
-        if hit is None or hit[0] is not batch:
-            return None
-        start, end = hit[2].bounds[position]
-        part = hit[1][start:end]
-        self._memo[key] = (query, part)
-        return part
+        sliced = self._slices.slice(query, self._batch_reading)
+        if sliced is not None:
+            self._memo[key] = (query, sliced)
+        return sliced
+
+    def _batch_reading(self, queries: Sequence[BodyQuery]) -> np.ndarray | None:
+        """The reading of ``queries`` made in this state, or None."""
+        hit = self._memo.get(id(queries))
+        return hit[1] if hit is not None and hit[0] is queries else None
 
     # actuation: MuJoCoActuation (servo, joint friction, limits, model parameters)
     def step(self, n: int = 1) -> None:

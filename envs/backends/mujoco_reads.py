@@ -96,9 +96,7 @@ class ReadPlan:
             index.extend([-(n_boxes * 2 + 1)] * 3 + [-(n_boxes * 2 + 2)] * 3)  # patched below
             n_boxes += 1
 
-        self.bounds: list[tuple[int, int]] = []  # each query's part of the reading
         for query in queries:
-            start = len(index)
             idx = layout.index[query.body]
             if query.base:
                 base = int(idx.bodies[0])
@@ -116,7 +114,6 @@ class ReadPlan:
                 index += [quat_base + 4 * body_id + int(k) for k in _XYZW]
             for link in query.link_aabbs:
                 add_box(idx.geoms[link + 1], int(idx.bodies[link + 1]))
-            self.bounds.append((start, len(index)))
         # boxes: minima then maxima, 3 each; patch the placeholders with real offsets
         counters: dict[int, int] = {}
         for position, value in enumerate(index):

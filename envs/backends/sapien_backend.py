@@ -32,11 +32,11 @@ import numpy as np
 
 from .base import (
     BackendError,
+    BatchSlices,
     BodyQuery,
     CameraSpec,
     JointInfo,
     RenderResult,
-    body_reading_offsets,
     read_bodies_via_getters,
 )
 from .mjcf import DEFAULT_FRICTION, UrdfGeom, UrdfModel, parse_urdf, pybullet_data_dir
@@ -80,8 +80,7 @@ class SapienBackend(SapienQueries):
         self._type_bits: dict[int, int] = {}
         self._excluded: set[frozenset[tuple[int, int]]] = set()
         self._memo: dict[Any, Any] = {}
-        self._batch_of: dict[int, tuple[Any, BodyQuery, int, int]] = {}
-        """Query id -> (batch, query, start, end) of the last batch read that holds it."""
+        self._slices = BatchSlices()  # the robot's read: a slice of the scene's batch
         self._kept_boxes: dict[tuple[int, int | None], tuple[bytes, tuple[np.ndarray, np.ndarray]]] = {}
         """(body, link) -> (placement, box) of the last box computed (see :meth:`get_aabb`)."""
         self._scene: Any = None
@@ -362,35 +361,23 @@ class SapienBackend(SapienQueries):
         A batch of one query that a larger batch read in this state holds (the robot's own
         read, after the observation's) is that batch's slice, not a second read.
         """
-        key = ("batch", id(queries))
-        hit = self._memo.get(key)
-        if hit is not None and hit[0] is queries:
-            return hit[1]
+        reading = self._batch_reading(queries)
+        if reading is not None:
+            return reading
         if len(queries) == 1:
-            part = self._part(queries[0])
+            part = self._slices.slice(queries[0], self._batch_reading)
             if part is not None:
                 return part
         reading = read_bodies_via_getters(self, queries)
         reading.setflags(write=False)
-        self._memo[key] = (queries, reading)
-        if len(queries) > 1 and self._batch_of.get(id(queries[0]), (None,))[0] is not queries:
-            start = 0
-            for query in queries:  # once per batch: where its queries sit
-                end = start + body_reading_offsets(query)["end"]
-                self._batch_of[id(query)] = (queries, query, start, end)
-                start = end
+        self._memo["batch", id(queries)] = (queries, reading)
+        self._slices.note(queries)
         return reading
 
-    def _part(self, query: BodyQuery) -> np.ndarray | None:
-        """``query``'s slice of a batch read in this state, or None."""
-        entry = self._batch_of.get(id(query))
-        if entry is None or entry[1] is not query:
-            return None
-        batch, _, start, end = entry
-        hit = self._memo.get(("batch", id(batch)))
-        if hit is None or hit[0] is not batch:
-            return None
-        return hit[1][start:end]
+    def _batch_reading(self, queries: Sequence[BodyQuery]) -> np.ndarray | None:
+        """The reading of ``queries`` made in this state, or None."""
+        hit = self._memo.get(("batch", id(queries)))
+        return hit[1] if hit is not None and hit[0] is queries else None
 
     # actuation --------------------------------------------------------------------
     def _inertia(self, record: _Body) -> np.ndarray:

@@ -201,8 +201,7 @@ class SapienQueries:
         qpos = np.asarray(record.articulation.get_qpos(), float).copy()
         qpos[columns] = positions
         model = record.pinocchio
-        model.compute_forward_kinematics(qpos)
-        model.compute_full_jacobian(qpos)
+        model.compute_full_jacobian(qpos)  # Pinocchio's joint Jacobians: forward kinematics too
         index = record.art_link[link + 1]
         pose = model.get_link_pose(index)
         local = np.asarray(pose.p, float)

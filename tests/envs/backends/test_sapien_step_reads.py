@@ -66,7 +66,7 @@ def test_the_robot_read_is_the_scene_batch_slice_of_this_state(env):
     assert np.array_equal(np.concatenate([state[0], state[1], state[2]]), fresh)
     batch = env._obs._queries
     assert any(query is robot.state_query() for query in batch)
-    hit = backend._part(robot.state_query())
+    hit = backend._slices.slice(robot.state_query(), backend._batch_reading)
     assert hit is not None and np.array_equal(hit, fresh)
     env.step(np.full(7, 0.5, dtype=np.float32))
     moved = robot.read_state()
