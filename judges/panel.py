@@ -84,6 +84,7 @@ class JudgePanel(Judge):
         self.vote = vote
         self._total_weight = sum(weights)
         self._observers = self._bind_observers()
+        self._pair = self._bind_pair()
 
     @property
     def provides_potential(self) -> bool:  # type: ignore[override]
@@ -122,6 +123,20 @@ class JudgePanel(Judge):
             for n, j in self.judges.items()
         )
 
+    def _bind_pair(self) -> tuple[Any, float, Any, Any, float, Any] | None:
+        """The two members' (fast path, weight, stats) flattened, for :meth:`_fast`'s pair case.
+
+        None unless the panel is the common two-member, majority-vote panel whose members
+        both judge every step (the case unrolled in :meth:`_fast`).
+        """
+        observers = self._observers
+        if len(observers) != 2 or self.vote != "majority":
+            return None
+        (first, w1, stats1), (second, w2, stats2) = observers
+        if stats1 is None or stats2 is None:
+            return None
+        return (first, w1, stats1, second, w2, stats2)
+
     @property
     def needs_transition(self) -> bool:
         """True if any member needs the full transition on the fast path."""
@@ -133,12 +148,14 @@ class JudgePanel(Judge):
         for judge in self.judges.values():
             judge.set_success_every(every)
         self._observers = self._bind_observers()
+        self._pair = self._bind_pair()
 
     def _reset(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
             judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
         self._observers = self._bind_observers()
+        self._pair = self._bind_pair()
 
     def close(self) -> None:
         """Close every member."""
@@ -156,20 +173,48 @@ class JudgePanel(Judge):
         done: bool,
         transition: Transition | None,
     ) -> FastSignal:
-        # One pass: the arithmetic of combine() and _vote() on the members' numbers, in
-        # member order, so the explained signal (combine of the explained members) has
-        # exactly these numbers.
+        pair = self._pair
+        if pair is not None:  # two members, majority vote: _combined's arithmetic, unrolled
+            first, w1, stats1, second, w2, stats2 = pair
+            stats1.calls += 1
+            one = first(step, view, info, done, transition)
+            stats2.calls += 1
+            two = second(step, view, info, done, transition)
+            p1, p2 = one[1], two[1]
+            if p1 is None or p2 is None:
+                return self._combined([one, two])
+            # the sums start from 0 and add in member order, as _combined's do
+            phi = (0 + w1 * p1 + w2 * p2) / (0 + w1 + w2)
+            if not (0.0 <= phi <= 1.0):
+                phi = _check_phi(phi)
+            c1, c2, half = one[2], two[2], self._total_weight / 2
+            if 0 + (w1 if c1 == SUCCESS_CODE else 0) + (w2 if c2 == SUCCESS_CODE else 0) > half:
+                code = SUCCESS_CODE
+            elif 0 + (w1 if c1 == FAILURE_CODE else 0) + (w2 if c2 == FAILURE_CODE else 0) > half:
+                code = FAILURE_CODE
+            else:
+                code = UNDECIDED_CODE
+            return (float(0 + w1 * one[0] + w2 * two[0]), phi, code, [one, two])
         results: list[FastSignal] = []
+        for observe, _, stats in self._observers:
+            if stats is not None:
+                stats.calls += 1
+            results.append(observe(step, view, info, done, transition))
+        return self._combined(results)
+
+    def _combined(self, results: list[FastSignal]) -> FastSignal:
+        """The panel's numbers from its members' (in member order).
+
+        The arithmetic of :meth:`combine` and :meth:`_vote` on the members' numbers, in member
+        order, so the explained signal (combine of the explained members) has exactly these
+        numbers.
+        """
         reward: float = 0
         phi_sum: float = 0
         phi_weight: float = 0
         success: float = 0
         failure: float = 0
-        for observe, w, stats in self._observers:
-            if stats is not None:
-                stats.calls += 1
-            result = observe(step, view, info, done, transition)
-            results.append(result)
+        for result, w in zip(results, self.weights.values(), strict=True):
             r, p, code, _ = result
             reward += w * r
             if p is not None:

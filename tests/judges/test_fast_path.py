@@ -231,3 +231,27 @@ def test_panel_fast_path_combines_exactly_as_observe(vote):
         slow = panel.observe(Transition(step=0))
         assert panel.explain(fast) == slow
         assert (fast[0], fast[1], VERDICT_OF_CODE[fast[2]]) == (slow.reward, slow.phi, slow.verdict)
+
+
+def test_two_member_panel_unrolled_is_the_general_combination_bit_for_bit():
+    rng = np.random.default_rng(7)
+    verdicts = ["success", "failure", "undecided"]
+    for _ in range(300):
+        members = [
+            ConstantJudge(
+                reward=float(rng.choice([rng.normal(), 0.0, -0.0])),
+                phi=None if rng.random() < 0.2 else float(rng.choice([rng.random(), 0.0, 1.0])),
+                verdict=verdicts[int(rng.integers(3))],
+            )
+            for _ in range(2)
+        ]
+        weights = [float(w) for w in rng.choice([0.0, 0.5, 1.0, 3.0, 0.1], size=2)]
+        weights[int(rng.integers(2))] += 0.25  # a positive sum
+        panel = JudgePanel(members, weights=weights)
+        panel.reset(JudgeContext())
+        assert panel._pair is not None, "the two-member majority panel takes the unrolled path"
+        fast = panel.observe_fast(0, None, {})
+        general = panel._combined(list(fast[3]))
+        assert repr(fast[:3]) == repr(general[:3])
+        slow = panel.observe(Transition(step=0))
+        assert panel.explain(fast) == slow
