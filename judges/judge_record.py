@@ -96,6 +96,7 @@ class JudgeRecord(BaseJudgeWrapper):
         self._live_ok = False
         self._rows: list[_Row] = []
         self._header: _Header | None = None
+        self._action_form: _ActionForm | None = None
         self._pending: _Finished | None = None
         self._last_record: EpisodeRecord | None = None
         self._last_opd: dict[str, float] | None = None
@@ -129,6 +130,7 @@ class JudgeRecord(BaseJudgeWrapper):
             context=self.context,
         )
         self._rows = [(fast, info, None, None, False, False)]
+        self._action_form = None
         if self._live is not None:
             phi = fast[1]
             self._live_ok = phi is not None
@@ -151,8 +153,18 @@ class JudgeRecord(BaseJudgeWrapper):
             self._signal = None
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
-        # the action as JSON will have it (a copy: callers may reuse their array)
-        row_action = action.tolist() if type(action) is np.ndarray else to_jsonable(action)
+        # a copy of the action (callers may reuse their array): a numeric array as its bytes,
+        # one object instead of a list of floats (decoded when the record is built)
+        if type(action) is np.ndarray:
+            form = self._action_form
+            if form is None:
+                form = self._action_form = _ActionForm.of(action)
+            row_action = (
+                action.tobytes() if action.dtype is form.dtype and action.shape == form.shape
+                else action.tolist()
+            )
+        else:
+            row_action = to_jsonable(action)
         self._rows.append((fast, info, row_action, reward, terminated, truncated))
         if self._live is not None:
             if self._live_ok and fast[1] is not None:
@@ -190,7 +202,8 @@ class JudgeRecord(BaseJudgeWrapper):
         stats = self.judge.stats["observe"]
         self._pending = _Finished(
             self, header, rows, opd, finished, {"observe_calls": stats.calls,
-                                                "observe_seconds": stats.seconds}
+                                                "observe_seconds": stats.seconds},
+            self._action_form,
         )
         self._last_record = None
         if self.folder is None:
@@ -203,7 +216,37 @@ class JudgeRecord(BaseJudgeWrapper):
 
 
 _Row = tuple[FastSignal, Mapping[str, Any], Any, Any, bool, bool]
-"""One recorded step: judge result, env info, action (JSON-ready), env reward, flags."""
+"""One recorded step: judge result, env info, action, env reward, flags.
+
+The action is JSON-ready, or the bytes of a numeric array of the episode's
+:class:`_ActionForm`.
+"""
+
+
+@dataclass(frozen=True)
+class _ActionForm:
+    """Dtype and shape of an episode's array actions, kept as bytes in its rows.
+
+    Why bytes: a step's action list (a list and a float per dimension) is the recorder's
+    largest per-step allocation, and objects kept for a whole episode crowd the physics out
+    of the CPU caches; bytes are one object, decoded to the same list when the record is built.
+    """
+
+    dtype: np.dtype | None
+    """The dtype (None: not a plain number type; such actions are kept as lists)."""
+    shape: tuple[int, ...]
+
+    @staticmethod
+    def of(action: np.ndarray) -> _ActionForm:
+        """The form of ``action``'s episode (dtype None unless bool, integer or float)."""
+        dtype = action.dtype if action.dtype.kind in "biuf" else None
+        return _ActionForm(dtype, action.shape)
+
+    def decode(self, action: Any) -> Any:
+        """A row's action as a JSON-ready list (bytes decoded; lists and others as they are)."""
+        if type(action) is bytes:
+            return np.frombuffer(action, dtype=self.dtype).reshape(self.shape).tolist()
+        return action
 
 
 @dataclass(frozen=True)
@@ -227,6 +270,7 @@ class _Finished:
     opd: dict[str, float] | None
     finished: bool
     judge_stats: dict[str, Any]
+    action_form: _ActionForm | None
 
     def build(self) -> EpisodeRecord:
         """The episode record: signals explained, states made JSON-ready."""
@@ -248,6 +292,7 @@ class _Finished:
         )
         states = recorder.record_states
         explain = judge.explain
+        form = self.action_form
         for step, (fast, info, action, reward, terminated, truncated) in enumerate(self.rows):
             progress = info.get("progress")
             success = info.get("success")
@@ -255,7 +300,10 @@ class _Finished:
                 StepRecord(
                     step=step,
                     signal=explain(fast),
-                    action=to_jsonable(action) if action is not None else None,
+                    action=(
+                        to_jsonable(form.decode(action) if form is not None else action)
+                        if action is not None else None
+                    ),
                     env_reward=float(reward) if reward is not None else None,
                     terminated=bool(terminated),
                     truncated=bool(truncated),

@@ -83,8 +83,7 @@ class JudgePanel(Judge):
         self.weights = dict(zip(self.judges, weights, strict=True))
         self.vote = vote
         self._total_weight = sum(weights)
-        self._observers = self._bind_observers()
-        self._pair = self._bind_pair()
+        self._bind()
 
     @property
     def provides_potential(self) -> bool:  # type: ignore[override]
@@ -108,6 +107,12 @@ class JudgePanel(Judge):
     def wants_frame(self, step: int, done: bool) -> bool:
         """True if any member reads a frame on this step."""
         return any(j.wants_frame(step, done) for j in self.judges.values())
+
+    def _bind(self) -> None:
+        """Bind the hot loop's members, their weights in order and the pair case."""
+        self._observers = self._bind_observers()
+        self._weight_order = tuple(w for _, w, _ in self._observers)
+        self._pair = self._bind_pair()
 
     def _bind_observers(self) -> tuple[tuple[Any, float, Any], ...]:
         """(fast path, weight, call stats or None) per member, in order: the panel's hot loop.
@@ -147,15 +152,13 @@ class JudgePanel(Judge):
         super().set_success_every(every)
         for judge in self.judges.values():
             judge.set_success_every(every)
-        self._observers = self._bind_observers()
-        self._pair = self._bind_pair()
+        self._bind()
 
     def _reset(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
             judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
-        self._observers = self._bind_observers()
-        self._pair = self._bind_pair()
+        self._bind()
 
     def close(self) -> None:
         """Close every member."""
@@ -214,7 +217,8 @@ class JudgePanel(Judge):
         phi_weight: float = 0
         success: float = 0
         failure: float = 0
-        for result, w in zip(results, self.weights.values(), strict=True):
+        # one result per member by construction (strict=True costs a check per step)
+        for result, w in zip(results, self._weight_order, strict=False):
             r, p, code, _ = result
             reward += w * r
             if p is not None:

@@ -34,6 +34,7 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -222,7 +223,7 @@ def _joint_state(r: _Reading, obj_name: str, joint: str) -> Reader:
 
     def joint_state() -> float:
         try:
-            return float(read(queries)[k])
+            return read(queries).item(k)  # a float64 reading: item() gives the Python float
         except (GeneratedCodeError, MemoryError):
             raise
         except Exception as exc:
@@ -235,7 +236,7 @@ def _joint_limit(r: _Reading, obj_name: str, joint: str) -> Reader:
     value = STATE_API["get_joint_limit"](r.view, obj_name, joint)
     if type(value) is not tuple or not all(type(v) is float for v in value):
         raise TypeError("joint limits are a tuple of floats")
-    return lambda: value
+    return repeat(value).__next__  # the same tuple on every call, without a Python frame
 
 
 def _base_at(r: _Reading, obj_name: str) -> int:

@@ -115,3 +115,31 @@ def test_records_replay_from_env_id_kwargs_seed_and_actions():
     assert progress == pytest.approx(record.progress, abs=1e-6)
     env.close()
     replay.close()
+
+
+def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
+    """Array actions are kept as bytes and decoded to the list the caller passed, even when
+    the caller reuses its array or changes dtype or shape mid-episode."""
+    env = JudgeRecord(drawer_env, make_judge("privileged"))
+    env.reset(seed=0)
+    action = np.zeros(7, dtype=np.float32)
+    sent = []
+    for value in (0.25, -0.5, 1e-7):
+        action[:] = value  # the same array, changed in place after each step
+        sent.append(action.tolist())
+        env.step(action)
+    for other in (
+        np.full(7, 0.125),  # float64: another dtype
+        np.arange(7, dtype=np.int64) % 2,  # ints
+        np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], dtype=np.float32)[::-1],  # a view
+        np.array([0.0] * 7, dtype=object),  # not a plain number type: kept as a list
+        [0.0, 0.5, 0.0, 0.0, 0.0, 0.0, -1.0],  # not an array
+    ):
+        sent.append(np.asarray(other).tolist())
+        env.step(other)
+    env.reset(seed=0)
+    record = env.last_record
+    actions = [step.action for step in record.steps[1:]]
+    assert actions == sent
+    assert all(type(a) is list for a in actions)
+    assert [type(v) for v in actions[4]] == [int] * 7
