@@ -10,14 +10,17 @@ a network forward per step) is measured against the bare env in rounds of its ow
 (``learned judge ... ratio``). The envs replay the same random actions (suction off, the
 common case of reward subtasks) over episodes of the task's horizon, resets included; the
 measurements alternate in chunks of ``--chunk`` steps (one episode by default) within each
-round, so machine noise hits all envs alike.
+round, in an order that rotates from chunk to chunk, so machine noise hits all envs alike.
 
 Prints steps/s of both (medians), per-step overhead, the judges' own time per observe, the
 in-run split (the share of the wrapped env's time spent in the bare env's own
 ``step``/``reset``, timed as they happen, robust to load; the timing wrapper's own cost,
 measured on a no-op, is taken out of both parts, and the raw share is printed beside it), the
 same split of the judged step built up a layer at a time (a do-nothing ``gym.Wrapper``, the
-recorder with one judge, a panel of one), and
+recorder with one judge, a panel of one), the in-run ratio (the split divided by the split
+measured the same way on the bare env itself, below 1 by the bench loop's own share: action
+rows, the loop, unpacking; what the split estimates the ratio with, blind only to what the
+wrapper does to the inner env's own speed, e.g. through the CPU caches), and
 ``ratio: X`` = the median over rounds of wrapped ÷ bare steps/s of the same round (target
 ≥ 0.95).
 
@@ -94,13 +97,19 @@ def _rate(env, actions: np.ndarray, clock=time.process_time) -> float:
 
 
 def _round_rates(envs, actions: np.ndarray, clock, chunk: int) -> list[float]:
-    """Steps/s of each env over ``actions``, the envs taking turns every ``chunk`` steps."""
+    """Steps/s of each env over ``actions``, the envs taking turns every ``chunk`` steps.
+
+    The turn order rotates from chunk to chunk, so each env follows each other equally often
+    (what runs just before an env changes what it finds in the CPU caches).
+    """
     spent = [0.0] * len(envs)
     for env in envs:
         env.reset(seed=0)
-    for start in range(0, len(actions), chunk):
+    for turn, start in enumerate(range(0, len(actions), chunk)):
         part = actions[start : start + chunk]
-        for k, env in enumerate(envs):
+        first = turn % len(envs)
+        for k in [*range(first, len(envs)), *range(first)]:
+            env = envs[k]
             t0 = clock()
             for action in part:
                 _, _, terminated, truncated, _ = env.step(action)
@@ -320,6 +329,7 @@ def main() -> None:
     splits = [_split(wrapped, actions, clock) for _ in range(3)]
     split = statistics.median(corrected for corrected, _ in splits)
     raw_split = statistics.median(raw for _, raw in splits)
+    own_split = statistics.median(_split(bare, actions, clock)[0] for _ in range(3))
     layers = _layer_splits(args.task, actions, clock, every)
     member_us = _member_us(wrapped, actions, clock)
     four_us = _member_us(four, actions, clock)
@@ -342,8 +352,11 @@ def main() -> None:
     print(f"per-round ratios: {', '.join(f'{r:.3f}' for r in ratios)}")
     print(f"in-run split (bare env time / wrapped env time): {split:.3f}  "
           f"(timing wrapper's own cost removed; raw {raw_split:.3f})")
+    print(f"in-run ratio (the split / the bare env's own split, {own_split:.3f}: the bench "
+          f"loop's share): {split / own_split:.3f}")
     print("in-run split by layer (what each part of the judged step costs here): "
-          + ", ".join(f"{name} {value:.3f}" for name, value in layers.items()))
+          + ", ".join(f"{name} {value:.3f}" for name, value in {"bare env": own_split,
+                                                                 **layers}.items()))
     print(f"ratio: {statistics.median(ratios):.3f}")
 
 

@@ -128,11 +128,14 @@ class JudgePanel(Judge):
             for n, j in self.judges.items()
         )
 
-    def _bind_pair(self) -> tuple[Any, float, Any, Any, float, Any] | None:
-        """The two members' (fast path, weight, stats) flattened, for :meth:`_fast`'s pair case.
+    def _bind_pair(self) -> tuple[Any, float, Any, Any, float, Any, float, Any] | None:
+        """What :meth:`_fast`'s pair case needs, or None when it does not apply.
 
-        None unless the panel is the common two-member, majority-vote panel whose members
-        both judge every step (the case unrolled in :meth:`_fast`).
+        The two members' (fast path, weight, stats), their weights' sum as the general
+        combination adds it, and the vote's outcome for each pair of member verdicts (the
+        weights are fixed once bound, so the vote is a table made by the general combination
+        itself). None unless the panel is the common two-member, majority-vote panel whose
+        members both judge every step.
         """
         observers = self._observers
         if len(observers) != 2 or self.vote != "majority":
@@ -140,7 +143,13 @@ class JudgePanel(Judge):
         (first, w1, stats1), (second, w2, stats2) = observers
         if stats1 is None or stats2 is None:
             return None
-        return (first, w1, stats1, second, w2, stats2)
+        codes = (SUCCESS_CODE, FAILURE_CODE, UNDECIDED_CODE)
+        votes = {
+            c1: {c2: self._combined([(0.0, None, c1, None), (0.0, None, c2, None)])[2]
+                 for c2 in codes}
+            for c1 in codes
+        }
+        return (first, w1, stats1, second, w2, stats2, 0.0 + w1 + w2, votes)
 
     @property
     def needs_transition(self) -> bool:
@@ -178,26 +187,22 @@ class JudgePanel(Judge):
     ) -> FastSignal:
         pair = self._pair
         if pair is not None:  # two members, majority vote: _combined's arithmetic, unrolled
-            first, w1, stats1, second, w2, stats2 = pair
+            first, w1, stats1, second, w2, stats2, weight, votes = pair
             stats1.calls += 1
             one = first(step, view, info, done, transition)
             stats2.calls += 1
             two = second(step, view, info, done, transition)
             p1, p2 = one[1], two[1]
-            if p1 is None or p2 is None:
-                return self._combined([one, two])
-            # the sums start from 0 and add in member order, as _combined's do
-            phi = (0 + w1 * p1 + w2 * p2) / (0 + w1 + w2)
-            if not (0.0 <= phi <= 1.0):
-                phi = _check_phi(phi)
-            c1, c2, half = one[2], two[2], self._total_weight / 2
-            if 0 + (w1 if c1 == SUCCESS_CODE else 0) + (w2 if c2 == SUCCESS_CODE else 0) > half:
-                code = SUCCESS_CODE
-            elif 0 + (w1 if c1 == FAILURE_CODE else 0) + (w2 if c2 == FAILURE_CODE else 0) > half:
-                code = FAILURE_CODE
-            else:
-                code = UNDECIDED_CODE
-            return (float(0 + w1 * one[0] + w2 * two[0]), phi, code, [one, two])
+            if p1 is not None and p2 is not None:
+                # _combined's sums, in member order from 0.0 (0.0 + x is its 0 + x)
+                phi = (0.0 + w1 * p1 + w2 * p2) / weight
+                if not (0.0 <= phi <= 1.0):
+                    phi = _check_phi(phi)
+                verdicts = votes.get(one[2])
+                code = verdicts.get(two[2]) if verdicts is not None else None
+                if code is not None:
+                    return (float(0.0 + w1 * one[0] + w2 * two[0]), phi, code, (one, two))
+            return self._combined([one, two])  # a member without Φ, or an unknown verdict code
         results: list[FastSignal] = []
         for observe, _, stats in self._observers:
             if stats is not None:
@@ -212,11 +217,8 @@ class JudgePanel(Judge):
         order, so the explained signal (combine of the explained members) has exactly these
         numbers.
         """
-        reward: float = 0
-        phi_sum: float = 0
-        phi_weight: float = 0
-        success: float = 0
-        failure: float = 0
+        # float sums from 0.0: weights are floats, so each sum is what sum() would give
+        reward = phi_sum = phi_weight = success = failure = 0.0
         # one result per member by construction (strict=True costs a check per step)
         for result, w in zip(results, self._weight_order, strict=False):
             r, p, code, _ = result
