@@ -83,6 +83,7 @@ class JudgePanel(Judge):
         self.weights = dict(zip(self.judges, weights, strict=True))
         self.vote = vote
         self._total_weight = sum(weights)
+        self._votes: tuple[tuple[float, float, float], dict[int, dict[int, int]]] | None = None
         self._bind()
 
     @property
@@ -143,13 +144,16 @@ class JudgePanel(Judge):
         (first, w1, stats1), (second, w2, stats2) = observers
         if stats1 is None or stats2 is None:
             return None
-        codes = (SUCCESS_CODE, FAILURE_CODE, UNDECIDED_CODE)
-        votes = {
-            c1: {c2: self._combined([(0.0, None, c1, None), (0.0, None, c2, None)])[2]
-                 for c2 in codes}
-            for c1 in codes
-        }
-        return (first, w1, stats1, second, w2, stats2, 0.0 + w1 + w2, votes)
+        votes = self._votes
+        if votes is None or votes[0] != (w1, w2, self._total_weight):  # made once per weights
+            codes = (SUCCESS_CODE, FAILURE_CODE, UNDECIDED_CODE)
+            table = {
+                c1: {c2: self._combined([(0.0, None, c1, None), (0.0, None, c2, None)])[2]
+                     for c2 in codes}
+                for c1 in codes
+            }
+            votes = self._votes = ((w1, w2, self._total_weight), table)
+        return (first, w1, stats1, second, w2, stats2, 0.0 + w1 + w2, votes[1])
 
     @property
     def needs_transition(self) -> bool:
