@@ -1,17 +1,26 @@
-"""The one compiled part of simjudge: the arm's IK step (``envs/_dls.c``); the rest is in pyproject.toml.
+"""The compiled parts of simjudge; the rest is in pyproject.toml.
 
--ffp-contract=off: no fused multiply-adds, so the step's arithmetic, and with it every
-trajectory, is the same on every x86-64 CPU (see the module's header comment).
+The arm's IK step (``envs/_dls.c``) and the OPD metrics' sums over an episode
+(``judges/metrics/_opd.c``). -ffp-contract=off: no fused multiply-adds, so their arithmetic,
+and with it every trajectory and score, is the same on every x86-64 CPU (see each module's
+header comment).
 """
 
 from setuptools import Extension, setup
+
+FLAGS = ["-O2", "-ffp-contract=off", "-fno-fast-math"]
 
 setup(
     ext_modules=[
         Extension(
             "simjudge.envs._dls",
             sources=["envs/_dls.c"],
-            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
-        )
+            extra_compile_args=FLAGS,
+        ),
+        Extension(
+            "simjudge.judges.metrics._opd",
+            sources=["judges/metrics/_opd.c"],
+            extra_compile_args=FLAGS,
+        ),
     ]
 )

@@ -34,6 +34,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from . import _opd
+
 __all__ = [
     "DELTA",
     "FAILURE_TYPES",
@@ -334,35 +336,21 @@ def streamed_opd_metrics(
     Raises:
         ValueError: As :func:`opd_metrics` (empty, not finite, outside [0, 1], bad ε or k).
     """
-    # a list of floats in [0, 1] (what a recorder holds) skips the array round trip; anything
-    # else, or a value out of range (NaN and ±inf fail the comparison too), goes through the
-    # full check, which raises the usual error
+    # a list of floats in [0, 1] (what a recorder holds) goes straight to the compiled sums
+    # (_opd.c: StreamingOPD's operations in its order); anything else, or a value out of range
+    # (NaN and ±inf fail the comparison too), goes through the full check, which raises the
+    # usual error
     values = phi
-    if type(values) is not list or not values or not all(
-        type(v) is float and 0.0 <= v <= 1.0 for v in values
-    ):
+    sums = _opd.sums(values, epsilon) if type(epsilon) is float else None
+    if sums is None:
         values = _as_phi(phi).tolist()
-    epsilon, k = _check_epsilon(epsilon), _check_k(k)
-    phi_0 = prev = top = values[0]
-    tv = tv_c = regret = regret_c = 0.0
-    stagnant = 0
-    # _neumaier's steps on sums of terms >= 0 (|ΔΦ| and the gap below the running max), where
-    # abs(sum) >= abs(term) is sum >= term: the same operations, bit for bit
-    for value in values[1:]:
-        step = abs(value - prev)
-        total = tv + step
-        tv_c += (tv - total) + step if tv >= step else (step - total) + tv
-        tv = total
-        stagnant += step < epsilon
-        if value > top:
-            top = value
-        gap = top - value
-        total = regret + gap
-        regret_c += (regret - total) + gap if regret >= gap else (gap - total) + regret
-        regret = total
-        prev = value
+    epsilon, k = _check_epsilon(epsilon), _check_k(k)  # after Φ's check, as opd_metrics
+    if sums is None:
+        sums = _opd.sums(values, epsilon)
+        assert sums is not None, "_as_phi gives a non-empty list of floats in [0, 1]"
+    top, phi_0, last, tv, tv_c, regret, regret_c, stagnant = sums
     return _assemble(
-        top, phi_0, prev, tv + tv_c, regret + regret_c, stagnant, len(values) - 1, epsilon, k
+        top, phi_0, last, tv + tv_c, regret + regret_c, stagnant, len(values) - 1, epsilon, k
     )
 
 

@@ -195,7 +195,22 @@ def test_streamed_opd_matches_on_plateaus_zeros_and_steps(seed):
         acc.reset(phi[0])
         for value in phi[1:]:
             acc.update(value)
-        assert streamed_opd_metrics(phi, 0.02, 3) == acc.metrics()
+        assert repr(streamed_opd_metrics(phi, 0.02, 3)) == repr(acc.metrics())  # -0.0 too
+
+
+def test_compiled_opd_sums_take_only_lists_of_floats_in_range():
+    """The compiled pass answers None for anything but a non-empty list of floats in [0, 1],
+    and the Python side then checks and converts: the same metrics for every input form."""
+    from simjudge.judges.metrics import _opd
+
+    phi = [0.0, 0.25, 0.25, 0.75, 1.0]
+    assert _opd.sums(phi, 0.01) is not None
+    for other in ([], (0.0, 0.5), [0, 1], [0.0, np.float64(0.5)], [0.0, 1.5], [float("nan")]):
+        assert _opd.sums(other, 0.01) is None
+    expected = streamed_opd_metrics(phi, 0.01)
+    for form in (tuple(phi), np.array(phi), [np.float64(v) for v in phi], [0, 0.25, 0.25, 0.75, 1]):
+        assert streamed_opd_metrics(form, 0.01) == expected
+    assert streamed_opd_metrics(phi, 0) == streamed_opd_metrics(phi, 0.0)  # an int ε
 
 
 def test_streamed_opd_rejects_bad_potentials():
