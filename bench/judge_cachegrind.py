@@ -38,24 +38,15 @@ EXTRA = 1000
 
 
 def build(name: str, task: str):
-    """The env called ``name`` (see the module doc)."""
+    """The env called ``name`` (see the module doc), built as bench/judge_overhead.py does."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from judge_overhead import success_code
+    from judge_overhead import judged_env
 
-    from simjudge.judges import CodeSuccessJudge, JudgePanel, JudgeRecord, PrivilegedProgressJudge
     from simjudge.tasks.spec import make_task_env
 
-    env = make_task_env(task)
     if name in ("bare", "bare-again"):
-        return env
-    judges = {
-        "record[privileged]": lambda: PrivilegedProgressJudge(),
-        "record[code-success]": lambda: CodeSuccessJudge(success_code(task)),
-        "record[panel]": lambda: JudgePanel(
-            [CodeSuccessJudge(success_code(task)), PrivilegedProgressJudge()]
-        ),
-    }
-    return JudgeRecord(env, judges[name]())
+        return make_task_env(task)
+    return judged_env(task, name.removeprefix("record[").removesuffix("]"))
 
 
 def step(name: str, task: str, steps: int) -> None:

@@ -84,6 +84,34 @@ def reward_code(task: str) -> str:
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
+JUDGES = ("privileged", "code-success", "panel[privileged]", "panel", "panel-4")
+"""The judges :func:`judged_env` records: ``panel`` is the bench's (code success + privileged)."""
+
+
+def judged_env(task: str, judge: str, every: int = 1) -> JudgeRecord:
+    """The task env in the recorder with ``judge`` (one of :data:`JUDGES`), as benched here.
+
+    ``every`` checks the success-type judge (the generated success condition) every k steps.
+    """
+    members = {
+        "privileged": PrivilegedProgressJudge,
+        "code-success": lambda: CodeSuccessJudge(success_code(task)),
+        "code-reward": lambda: CodeRewardJudge(reward_code(task)),
+        "noisy": lambda: make_judge("noisy:sigma=0.05,seed=1"),
+    }
+    panels = {
+        "panel[privileged]": ("privileged",),
+        "panel": ("code-success", "privileged"),
+        "panel-4": ("code-success", "privileged", "code-reward", "noisy"),
+    }
+    if judge in panels:
+        built = JudgePanel([members[name]() for name in panels[judge]])
+    elif judge in members:
+        built = members[judge]()
+    else:
+        raise ValueError(f"unknown bench judge {judge!r}; choose from {', '.join(JUDGES)}")
+    return JudgeRecord(make_task_env(task), built, success_every=every)
+
 
 def _rate(env, actions: np.ndarray, clock=time.process_time) -> float:
     """Steps/s over ``actions``, resetting at episode ends (resets are timed too)."""
@@ -133,19 +161,12 @@ def _layer_splits(task: str, actions: np.ndarray, clock, every: int) -> dict[str
     judge alone, and with a panel of the privileged judge alone: with the bench's panel's split
     they show what the wrapper, the recorder, each judge and the panel add.
     """
-    builds = {
-        "do-nothing wrapper": lambda: _PassThrough(make_task_env(task)),
-        "record[privileged]": lambda: JudgeRecord(make_task_env(task), PrivilegedProgressJudge()),
-        "record[code-success]": lambda: JudgeRecord(
-            make_task_env(task), CodeSuccessJudge(success_code(task)), success_every=every
-        ),
-        "record[panel[privileged]]": lambda: JudgeRecord(
-            make_task_env(task), JudgePanel([PrivilegedProgressJudge()])
-        ),
-    }
     splits = {}
-    for name, build in builds.items():
-        env = build()
+    for name in ("do-nothing wrapper", "privileged", "code-success", "panel[privileged]"):
+        if name == "do-nothing wrapper":
+            env: gym.Env = _PassThrough(make_task_env(task))
+        else:
+            env, name = judged_env(task, name, every), f"record[{name}]"
         splits[name] = statistics.median(_split(env, actions, clock)[0] for _ in range(3))
         env.close()
     return splits
@@ -297,20 +318,8 @@ def main() -> None:
     every = args.success_every
 
     bare = make_task_env(args.task)
-    judge = JudgePanel([CodeSuccessJudge(success_code(args.task)), PrivilegedProgressJudge()])
-    wrapped = JudgeRecord(make_task_env(args.task), judge, success_every=every)
-    four = JudgeRecord(
-        make_task_env(args.task),
-        JudgePanel(
-            [
-                CodeSuccessJudge(success_code(args.task)),
-                PrivilegedProgressJudge(),
-                CodeRewardJudge(reward_code(args.task)),
-                make_judge("noisy:sigma=0.05,seed=1"),
-            ]
-        ),
-        success_every=every,
-    )
+    wrapped = judged_env(args.task, "panel", every)
+    four = judged_env(args.task, "panel-4", every)
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0
