@@ -1,7 +1,7 @@
 """The compiled parts of simjudge; the rest is in pyproject.toml.
 
-The arm's IK step (``envs/_dls.c``) and the OPD metrics' sums over an episode
-(``judges/metrics/_opd.c``). -ffp-contract=off: no fused multiply-adds, so their arithmetic,
+The arm's IK step (``envs/_dls.c``), the OPD metrics' sums over an episode
+(``judges/metrics/_opd.c``) and the recorder's packed rows (``judges/_rowpack.c``). -ffp-contract=off: no fused multiply-adds, so their arithmetic,
 and with it every trajectory and score, is the same on every x86-64 CPU (see each module's
 header comment).
 """
@@ -20,6 +20,11 @@ setup(
         Extension(
             "simjudge.judges.metrics._opd",
             sources=["judges/metrics/_opd.c"],
+            extra_compile_args=FLAGS,
+        ),
+        Extension(
+            "simjudge.judges._rowpack",
+            sources=["judges/_rowpack.c"],
             extra_compile_args=FLAGS,
         ),
     ]

@@ -11,6 +11,7 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
+from ._rowpack import pack, unpack
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
@@ -25,9 +26,10 @@ __all__ = ["JudgeRecord"]
 class JudgeRecord(BaseJudgeWrapper):
     """Record every signal of a judge and score the episode's Φ with the OPD metrics.
 
-    Each step costs one row (the judge's fast-path result, the env's ``info``, the action as
-    a list): reasons, details, JSON-ready states and the :class:`EpisodeRecord` are built
-    when the episode is written or :attr:`last_record` is read. The OPD metrics (MC, MP,
+    Each step costs one row (the judge's fast-path result, the env's progress, success and
+    state, the action's bytes; one bytes object when all of it is plain data, see ``_Row``):
+    reasons, details, JSON-ready states and the :class:`EpisodeRecord` are built when the
+    episode is written or :attr:`last_record` is read. The OPD metrics (MC, MP,
     PPL, CRA, STR of "PRM-as-a-Judge", see :mod:`simjudge.judges.metrics.opd`) are computed
     in one pass at the episode's end with the arithmetic of
     :class:`~simjudge.judges.metrics.StreamingOPD` (``streaming_opd=True`` also keeps them up
@@ -94,7 +96,8 @@ class JudgeRecord(BaseJudgeWrapper):
         self.key = key
         self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
         self._live_ok = False
-        self._rows: list[_Row] = []
+        self._rows: list[_Row | bytes] = []
+        self._phi: list[float | None] = []  # the rows' Φ, kept as they come (read while hot)
         self._header: _Header | None = None
         self._action_form: _ActionForm | None = None
         self._pending: _Finished | None = None
@@ -129,7 +132,9 @@ class JudgeRecord(BaseJudgeWrapper):
             reset_options=to_jsonable(options) if options is not None else None,
             context=self.context,
         )
-        self._rows = [(fast, info, None, None, False, False)]
+        row = (fast, *self._info_row(info), None, None, False, False)
+        self._rows = [pack(row) or row]
+        self._phi = [fast[1]]
         self._action_form = None
         if self._live is not None:
             phi = fast[1]
@@ -165,7 +170,11 @@ class JudgeRecord(BaseJudgeWrapper):
             )
         else:
             row_action = to_jsonable(action)
-        self._rows.append((fast, info, row_action, reward, terminated, truncated))
+        get = info.get  # what the record needs of info, not the dict (see _Row)
+        self._phi.append(fast[1])
+        row = (fast, get("progress"), get("success"), get("state") if self.record_states else None,
+               row_action, reward, terminated, truncated)
+        self._rows.append(pack(row) or row)
         if self._live is not None:
             if self._live_ok and fast[1] is not None:
                 self._live.update(fast[1])
@@ -189,12 +198,16 @@ class JudgeRecord(BaseJudgeWrapper):
         super().close()
 
     # internals ---------------------------------------------------------------------------
+    def _info_row(self, info: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+        """What a row keeps of ``info``: progress, success and (``record_states``) the state."""
+        get = info.get
+        return get("progress"), get("success"), get("state") if self.record_states else None
+
     def _finish(self, finished: bool) -> Path | None:
-        header, rows = self._header, self._rows
+        header, rows, phi = self._header, self._rows, self._phi
         if header is None:
             return None
-        self._header, self._rows = None, []
-        phi = [row[0][1] for row in rows]
+        self._header, self._rows, self._phi = None, [], []
         opd = None
         if None not in phi:
             opd = streamed_opd_metrics(cast(list[float], phi), self.epsilon, self.k).as_dict()
@@ -215,11 +228,18 @@ class JudgeRecord(BaseJudgeWrapper):
         return path
 
 
-_Row = tuple[FastSignal, Mapping[str, Any], Any, Any, bool, bool]
-"""One recorded step: judge result, env info, action, env reward, flags.
+_Row = tuple[FastSignal, Any, Any, Any, Any, Any, bool, bool]
+"""One recorded step: judge result, the env's progress, success and state, action, env
+reward, flags.
 
-The action is JSON-ready, or the bytes of a numeric array of the episode's
-:class:`_ActionForm`.
+Kept as one ``bytes`` (:func:`~simjudge.judges._rowpack.pack`, unpacked when the record is
+built) when it is made of plain built-in values only, as it is for the env's summaries and
+the fast paths of the built-in judges; as the tuple otherwise. Why: rows are kept for a whole
+episode, and ~20 small objects a step kept that long take the memory the physics' data would
+stay cached in, then are all freed at once, cold, at the next episode's end (~250 µs an
+episode, bench/judge_overhead.py's task); one bytes object a step costs neither. Likewise the
+three values of ``info`` rather than the env's info dict. The action is JSON-ready, or the
+bytes of a numeric array of the episode's :class:`_ActionForm`.
 """
 
 
@@ -266,7 +286,7 @@ class _Finished:
 
     recorder: JudgeRecord
     header: _Header
-    rows: list[_Row]
+    rows: list[_Row | bytes]
     opd: dict[str, float] | None
     finished: bool
     judge_stats: dict[str, Any]
@@ -290,12 +310,11 @@ class _Finished:
             k=recorder.k,
             versions=library_versions(),
         )
-        states = recorder.record_states
         explain = judge.explain
         form = self.action_form
-        for step, (fast, info, action, reward, terminated, truncated) in enumerate(self.rows):
-            progress = info.get("progress")
-            success = info.get("success")
+        for step, kept in enumerate(self.rows):
+            row: _Row = unpack(kept) if isinstance(kept, bytes) else kept
+            fast, progress, success, state, action, reward, terminated, truncated = row
             record.steps.append(
                 StepRecord(
                     step=step,
@@ -309,7 +328,7 @@ class _Finished:
                     truncated=bool(truncated),
                     progress=float(progress) if progress is not None else None,
                     env_success=bool(success) if success is not None else None,
-                    state=to_jsonable(info.get("state")) if states else None,
+                    state=to_jsonable(state) if state is not None else None,
                 )
             )
         last = record.steps[-1]

@@ -23,8 +23,9 @@ is Φ (``max_reward`` = 1).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -193,7 +194,7 @@ class PrivilegedProgressJudge(Judge):
     name = "privileged"
     provides_potential = True
     max_reward = 1.0
-    _transient = ("_evaluator", "_evaluator_view", "_info_view")
+    _transient = ("_evaluator", "_evaluator_view", "_info_view", "_info_values")
 
     def __init__(self, goal: Any = None) -> None:
         super().__init__()
@@ -204,6 +205,7 @@ class PrivilegedProgressJudge(Judge):
         self._evaluator_view: StateView | None = None
         self._info_keys: tuple[str, ...] | None = None
         self._info_view: StateView | None = None
+        self._info_values: Callable[[Mapping[str, Any]], tuple[Any, ...]] | None = None
 
     def _reset(self, context: JudgeContext) -> None:
         spec = self.goal_spec if self.goal_spec is not None else context.goal
@@ -215,6 +217,7 @@ class PrivilegedProgressJudge(Judge):
         self.goal = goal
         self._evaluator = self._evaluator_view = None
         self._info_keys, self._info_view = self._env_facts()
+        self._info_values = _values_getter(self._info_keys)
 
     def _env_facts(self) -> tuple[tuple[str, ...] | None, StateView | None]:
         """The goal's fact keys if the env this judge serves reports this very goal's facts.
@@ -263,7 +266,7 @@ class PrivilegedProgressJudge(Judge):
     def _observe(self, transition: Transition) -> JudgeSignal:
         if transition.view is None:
             raise ValueError(_NO_VIEW.format(judge=self.label))
-        return self._explain(self._judged(transition.view, transition.info, False))
+        return self._explain(self._judged(transition.view, transition.info))
 
     def _fast(
         self,
@@ -276,9 +279,9 @@ class PrivilegedProgressJudge(Judge):
         # the hot path: read Φ and the verdict the env computed for this very goal
         progress = info.get("progress")
         if view is not self._info_view or view is None or progress is None:
-            return self._judged(view, info, False)
+            return self._judged(view, info)
         if info.get("physics_error"):
-            return self._judged(view, info, True)
+            return self._diverged()
         phi = float(progress)
         if not (0.0 <= phi <= 1.0):
             phi = _check_phi(phi)
@@ -288,26 +291,21 @@ class PrivilegedProgressJudge(Judge):
             code = SUCCESS_CODE
         else:
             code = UNDECIDED_CODE
-        assert self.goal is not None, "reset() set the goal (the info path implies it)"
-        note = self._good_note = (self._info_keys, info, self.goal.kind)
+        assert self.goal is not None and self._info_values is not None, "set by reset()"
+        # the facts' values, not the info dict: a recorder keeps every step's note, and the
+        # env's info dicts kept for a whole episode crowd the physics out of the CPU caches
+        note = self._good_note = (self._info_keys, self._info_values(info), self.goal.kind)
         return (phi, phi, code, note)
 
-    def _judged(self, view: Any, info: Mapping[str, Any], from_info: bool) -> FastSignal:
-        """(Φ, Φ, verdict code, note); the note keeps the facts for :meth:`_explain`."""
+    def _judged(self, view: Any, info: Mapping[str, Any]) -> FastSignal:
+        """(Φ, Φ, verdict code, note) from the goal's facts evaluated on ``view``."""
         if info.get("physics_error"):
-            # Meta-World's rule: on simulator instability keep the key set, zeroed.
-            return (0.0, 0.0, FAILURE_CODE, (None, self._good_note, ""))
+            return self._diverged()
+        if view is None:
+            raise ValueError(_NO_VIEW.format(judge=self.label))
         goal = self._goal()
-        if from_info:
-            facts: Mapping[str, Any] = info
-            phi = float(info["progress"])
-            keys = self._info_keys
-        else:
-            if view is None:
-                raise ValueError(_NO_VIEW.format(judge=self.label))
-            facts = self.facts(view)
-            phi = float(goal.progress(facts))
-            keys = None
+        facts = self.facts(view)
+        phi = float(goal.progress(facts))
         if not (0.0 <= phi <= 1.0):
             phi = _check_phi(phi)
         if facts.get("fail"):
@@ -316,8 +314,12 @@ class PrivilegedProgressJudge(Judge):
             code = SUCCESS_CODE
         else:
             code = UNDECIDED_CODE
-        note = self._good_note = (keys, facts, goal.kind)
+        note = self._good_note = (None, facts, goal.kind)
         return (phi, phi, code, note)
+
+    def _diverged(self) -> FastSignal:
+        """Meta-World's rule on simulator instability: a failure, the key set kept, zeroed."""
+        return (0.0, 0.0, FAILURE_CODE, (None, self._good_note, ""))
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
         phi, _, code, (keys, facts, kind) = fast
@@ -337,12 +339,24 @@ class PrivilegedProgressJudge(Judge):
 
 
 def _details(note: Any) -> dict[str, Any]:
-    """Details from a fast-path note: bools stay bools (numpy ones too), numbers become floats."""
+    """Details from a fast-path note: bools stay bools (numpy ones too), numbers become floats.
+
+    A note is (None, facts dict, kind) or, read from the env's info, (keys, their values, kind).
+    """
     if note is None:
         return {"success": False, "fail": False}
     keys, facts, _ = note
-    return {
-        k: v if type(v) is bool else bool(v) if type(v) is np.bool_ else float(v)
-        for k in (facts if keys is None else keys)
-        for v in (facts[k],)
-    }
+    pairs = facts.items() if keys is None else zip(keys, facts, strict=True)
+    return {k: v if type(v) is bool else bool(v) if type(v) is np.bool_ else float(v)
+            for k, v in pairs}
+
+
+def _values_getter(
+    keys: tuple[str, ...] | None,
+) -> Callable[[Mapping[str, Any]], tuple[Any, ...]] | None:
+    """A function returning the values of ``keys`` in a mapping, as a tuple (C-level, no frame)."""
+    if keys is None:
+        return None
+    if len(keys) >= 2:
+        return itemgetter(*keys)
+    return lambda info: tuple(info[k] for k in keys)

@@ -119,7 +119,7 @@ def test_records_replay_from_env_id_kwargs_seed_and_actions():
 
 def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
     """Array actions are kept as bytes and decoded to the list the caller passed, even when
-    the caller reuses its array or changes dtype or shape mid-episode."""
+    the caller reuses its array or changes dtype, stride, kind or shape mid-episode."""
     env = JudgeRecord(drawer_env, make_judge("privileged"))
     env.reset(seed=0)
     action = np.zeros(7, dtype=np.float32)
@@ -134,6 +134,7 @@ def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
         np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], dtype=np.float32)[::-1],  # a view
         np.array([0.0] * 7, dtype=object),  # not a plain number type: kept as a list
         [0.0, 0.5, 0.0, 0.0, 0.0, 0.0, -1.0],  # not an array
+        np.full((1, 7), 0.25, dtype=np.float32),  # the episode's dtype, another shape
     ):
         sent.append(np.asarray(other).tolist())
         env.step(other)
@@ -143,3 +144,34 @@ def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
     assert actions == sent
     assert all(type(a) is list for a in actions)
     assert [type(v) for v in actions[4]] == [int] * 7
+
+
+def test_packed_and_unpacked_rows_make_the_same_record(monkeypatch):
+    """A row kept as one bytes object (plain data) or as its tuple (anything else, e.g. a
+    numpy scalar in a judge's note) gives the same episode record, also mixed in an episode."""
+    import simjudge.judges.judge_record as judge_record
+    from simjudge.judges._rowpack import pack
+    from simjudge.tasks.spec import make_task_env
+
+    def record_with(packer):
+        monkeypatch.setattr(judge_record, "pack", packer)
+        env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=8), make_judge("privileged"))
+        env.reset(seed=3)
+        rng = np.random.default_rng(3)
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 7).astype(np.float32))
+            done = terminated or truncated
+        kinds = {type(row).__name__ for row in env._pending.rows}  # before the record is built
+        record = env.last_record.to_dict()
+        env.close()
+        for volatile in ("judge_stats", "versions"):
+            record.pop(volatile)
+        return record, kinds
+
+    calls = iter(range(10**6))
+    packed, packed_kinds = record_with(pack)
+    kept, kept_kinds = record_with(lambda row: None)
+    mixed, mixed_kinds = record_with(lambda row: pack(row) if next(calls) % 2 else None)
+    assert (packed_kinds, kept_kinds, mixed_kinds) == ({"bytes"}, {"tuple"}, {"bytes", "tuple"})
+    assert json.dumps(packed) == json.dumps(kept) == json.dumps(mixed)

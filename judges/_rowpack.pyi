@@ -1,0 +1,9 @@
+"""Type stub of the compiled row packer (``judges/_rowpack.c``)."""
+
+from typing import Any
+
+def pack(obj: Any) -> bytes | None:
+    """``obj`` as bytes if made only of None, bools, ints, floats, str, bytes, tuples, lists, dicts."""
+
+def unpack(data: bytes) -> Any:
+    """The object :func:`pack` made ``data`` from (equal, same types); ValueError otherwise."""
