@@ -116,19 +116,13 @@ static int pack_into(Buffer *buf, PyObject *obj, int depth) {
         buf->len += n;
         return PACKED;
     }
-    if (PyTuple_CheckExact(obj)) {
-        Py_ssize_t n = PyTuple_GET_SIZE(obj);
-        int status = put_sized(buf, '(', n, 0);
+    if (PyTuple_CheckExact(obj) || PyList_CheckExact(obj)) {
+        /* the items in place (no Python code runs here, so a list cannot change meanwhile) */
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        PyObject **items = PySequence_Fast_ITEMS(obj);
+        int status = put_sized(buf, PyTuple_CheckExact(obj) ? '(' : '[', n, 0);
         for (Py_ssize_t i = 0; status == PACKED && i < n; i++) {
-            status = pack_into(buf, PyTuple_GET_ITEM(obj, i), depth + 1);
-        }
-        return status;
-    }
-    if (PyList_CheckExact(obj)) {
-        Py_ssize_t n = PyList_GET_SIZE(obj);
-        int status = put_sized(buf, '[', n, 0);
-        for (Py_ssize_t i = 0; status == PACKED && i < n; i++) {
-            status = pack_into(buf, PyList_GET_ITEM(obj, i), depth + 1);
+            status = pack_into(buf, items[i], depth + 1);
         }
         return status;
     }
