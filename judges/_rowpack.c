@@ -161,6 +161,92 @@ static PyObject *pack(PyObject *self, PyObject *obj) {
     return result;
 }
 
+/* The info keys a recorder's row reads (interned once, at import). */
+static PyObject *KEY_PROGRESS, *KEY_SUCCESS, *KEY_STATE;
+
+/* info[key] or None (a borrowed reference); NULL with an exception set on a lookup error. */
+static PyObject *info_get(PyObject *info, PyObject *key) {
+    PyObject *value = PyDict_GetItemWithError(info, key);
+    return value != NULL || PyErr_Occurred() ? value : Py_None;
+}
+
+/* The action's bytes when it is of `form` = (array type, buffer format, shape) and C-contiguous
+ * (what action.tobytes() gives); UNPACKABLE otherwise. */
+static int pack_action(Buffer *buf, PyObject *action, PyObject *form) {
+    if (!PyTuple_CheckExact(form) || PyTuple_GET_SIZE(form) != 3) return UNPACKABLE;
+    PyObject *type = PyTuple_GET_ITEM(form, 0), *format = PyTuple_GET_ITEM(form, 1);
+    PyObject *shape = PyTuple_GET_ITEM(form, 2);
+    if ((PyObject *)Py_TYPE(action) != type || !PyUnicode_CheckExact(format)
+        || !PyTuple_CheckExact(shape)) {
+        return UNPACKABLE;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(action, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear(); /* e.g. a strided view: the caller's general path copies it */
+        return UNPACKABLE;
+    }
+    int status = UNPACKABLE;
+    const char *want = PyUnicode_AsUTF8(format);
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    int same = want != NULL && view.format != NULL && strcmp(view.format, want) == 0
+               && view.ndim == ndim;
+    for (Py_ssize_t i = 0; same && i < ndim; i++) {
+        PyObject *size = PyTuple_GET_ITEM(shape, i);
+        same = PyLong_CheckExact(size) && PyLong_AsSsize_t(size) == view.shape[i];
+    }
+    if (PyErr_Occurred()) {
+        status = FAILED;
+    } else if (same) {
+        status = put_sized(buf, 'b', view.len, view.len);
+        if (status == PACKED) {
+            memcpy(buf->data + buf->len, view.buf, view.len);
+            buf->len += view.len;
+        }
+    }
+    PyBuffer_Release(&view);
+    return status;
+}
+
+PyDoc_STRVAR(pack_row_doc,
+"pack_row(fast, info, states, action, form, reward, terminated, truncated) -> bytes or None\n\n"
+"pack((fast, info.get('progress'), info.get('success'), info.get('state') if states else\n"
+"None, action.tobytes(), reward, terminated, truncated)) in one call, for a dict info and an\n"
+"action of form = (array type, buffer format, shape), C-contiguous; None when any of that\n"
+"does not hold or a value is not plain (the caller then builds the row itself).");
+
+static PyObject *pack_row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "pack_row() takes 8 arguments");
+        return NULL;
+    }
+    PyObject *info = args[1];
+    if (!PyDict_CheckExact(info)) Py_RETURN_NONE;
+    int states = PyObject_IsTrue(args[2]);
+    if (states < 0) return NULL;
+    PyObject *progress = info_get(info, KEY_PROGRESS);
+    PyObject *success = progress != NULL ? info_get(info, KEY_SUCCESS) : NULL;
+    PyObject *state = success == NULL ? NULL : states ? info_get(info, KEY_STATE) : Py_None;
+    if (state == NULL) return NULL;
+    Buffer buf;
+    buf.data = buf.small;
+    buf.len = 0;
+    buf.cap = SMALL;
+    int status = put_sized(&buf, '(', 8, 0);
+    PyObject *head[4] = {args[0], progress, success, state};
+    for (int i = 0; status == PACKED && i < 4; i++) status = pack_into(&buf, head[i], 1);
+    if (status == PACKED) status = pack_action(&buf, args[3], args[4]);
+    for (int i = 5; status == PACKED && i < 8; i++) status = pack_into(&buf, args[i], 1);
+    PyObject *result = NULL;
+    if (status == PACKED) {
+        result = PyBytes_FromStringAndSize(buf.data, buf.len);
+    } else if (status == UNPACKABLE) {
+        result = Py_NewRef(Py_None);
+    }
+    if (buf.data != buf.small) PyMem_Free(buf.data);
+    return result;
+}
+
 typedef struct {
     const char *data;
     Py_ssize_t pos, len;
@@ -265,6 +351,7 @@ static PyObject *unpack(PyObject *self, PyObject *data) {
 
 static PyMethodDef methods[] = {
     {"pack", pack, METH_O, pack_doc},
+    {"pack_row", (PyCFunction)(void (*)(void))pack_row, METH_FASTCALL, pack_row_doc},
     {"unpack", unpack, METH_O, unpack_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -274,4 +361,10 @@ static struct PyModuleDef module = {
     "A recorder's row as one bytes object, and back (see judges/_rowpack.c).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__rowpack(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rowpack(void) {
+    KEY_PROGRESS = PyUnicode_InternFromString("progress");
+    KEY_SUCCESS = PyUnicode_InternFromString("success");
+    KEY_STATE = PyUnicode_InternFromString("state");
+    if (KEY_PROGRESS == NULL || KEY_SUCCESS == NULL || KEY_STATE == NULL) return NULL;
+    return PyModule_Create(&module);
+}

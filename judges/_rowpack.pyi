@@ -7,3 +7,9 @@ def pack(obj: Any) -> bytes | None:
 
 def unpack(data: bytes) -> Any:
     """The object :func:`pack` made ``data`` from (equal, same types); ValueError otherwise."""
+
+def pack_row(
+    fast: Any, info: Any, states: bool, action: Any, form: Any, reward: Any, terminated: Any,
+    truncated: Any,
+) -> bytes | None:
+    """The recorder's packed row in one call (None: the caller builds the row itself)."""

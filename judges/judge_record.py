@@ -11,7 +11,7 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
-from ._rowpack import pack, unpack
+from ._rowpack import pack, pack_row, unpack
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
@@ -158,23 +158,19 @@ class JudgeRecord(BaseJudgeWrapper):
             self._signal = None
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
-        # a copy of the action (callers may reuse their array): a numeric array as its bytes,
-        # one object instead of a list of floats (decoded when the record is built)
-        if type(action) is np.ndarray:
-            form = self._action_form
-            if form is None:
-                form = self._action_form = _ActionForm.of(action)
-            row_action = (
-                action.tobytes() if action.dtype is form.dtype and action.shape == form.shape
-                else action.tolist()
-            )
-        else:
-            row_action = to_jsonable(action)
-        get = info.get  # what the record needs of info, not the dict (see _Row)
         self._phi.append(fast[1])
-        row = (fast, get("progress"), get("success"), get("state") if self.record_states else None,
-               row_action, reward, terminated, truncated)
-        self._rows.append(pack(row) or row)
+        # the row (see _Row): packed in one call in the common case (an info dict, an array
+        # action of the episode's form, plain values), else built by _row
+        form = self._action_form
+        buffer = form.buffer if form is not None else None
+        packed = (
+            pack_row(fast, info, self.record_states, action, buffer, reward, terminated, truncated)
+            if buffer is not None else None
+        )
+        self._rows.append(
+            packed if packed is not None
+            else self._row(fast, info, action, reward, terminated, truncated)
+        )
         if self._live is not None:
             if self._live_ok and fast[1] is not None:
                 self._live.update(fast[1])
@@ -198,6 +194,29 @@ class JudgeRecord(BaseJudgeWrapper):
         super().close()
 
     # internals ---------------------------------------------------------------------------
+    def _row(
+        self, fast: FastSignal, info: Mapping[str, Any], action: Any, reward: Any,
+        terminated: bool, truncated: bool,
+    ) -> _Row | bytes:
+        """A step's row, packed when plain: what ``pack_row`` makes in one call, in Python.
+
+        The action is copied (callers may reuse their array): a numeric array of the episode's
+        form (set by its first array action) as its bytes, one object instead of a list of
+        floats (decoded when the record is built); anything else as a JSON-ready list.
+        """
+        if type(action) is np.ndarray:
+            form = self._action_form
+            if form is None:
+                form = self._action_form = _ActionForm.of(action)
+            row_action = (
+                action.tobytes() if action.dtype is form.dtype and action.shape == form.shape
+                else action.tolist()
+            )
+        else:
+            row_action = to_jsonable(action)
+        row = (fast, *self._info_row(info), row_action, reward, terminated, truncated)
+        return pack(row) or row
+
     def _info_row(self, info: Mapping[str, Any]) -> tuple[Any, Any, Any]:
         """What a row keeps of ``info``: progress, success and (``record_states``) the state."""
         get = info.get
@@ -255,12 +274,17 @@ class _ActionForm:
     dtype: np.dtype | None
     """The dtype (None: not a plain number type; such actions are kept as lists)."""
     shape: tuple[int, ...]
+    buffer: tuple[type, str, tuple[int, ...]] | None
+    """(array type, buffer format, shape): what ``pack_row`` checks an action against before
+    copying its bytes (None with dtype None)."""
 
     @staticmethod
     def of(action: np.ndarray) -> _ActionForm:
         """The form of ``action``'s episode (dtype None unless bool, integer or float)."""
-        dtype = action.dtype if action.dtype.kind in "biuf" else None
-        return _ActionForm(dtype, action.shape)
+        if action.dtype.kind not in "biuf":
+            return _ActionForm(None, action.shape, None)
+        buffer = (np.ndarray, action.data.format, action.shape)
+        return _ActionForm(action.dtype, action.shape, buffer)
 
     def decode(self, action: Any) -> Any:
         """A row's action as a JSON-ready list (bytes decoded; lists and others as they are)."""

@@ -148,12 +148,15 @@ def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
 
 def test_packed_and_unpacked_rows_make_the_same_record(monkeypatch):
     """A row kept as one bytes object (plain data) or as its tuple (anything else, e.g. a
-    numpy scalar in a judge's note) gives the same episode record, also mixed in an episode."""
+    numpy scalar in a judge's note) gives the same episode record, also mixed in an episode;
+    rows packed in one call (``pack_row``, the common case) are the bytes the Python path
+    packs."""
     import simjudge.judges.judge_record as judge_record
-    from simjudge.judges._rowpack import pack
+    from simjudge.judges._rowpack import pack, pack_row
     from simjudge.tasks.spec import make_task_env
 
-    def record_with(packer):
+    def record_with(row_packer, packer):
+        monkeypatch.setattr(judge_record, "pack_row", row_packer)
         monkeypatch.setattr(judge_record, "pack", packer)
         env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=8), make_judge("privileged"))
         env.reset(seed=3)
@@ -162,16 +165,22 @@ def test_packed_and_unpacked_rows_make_the_same_record(monkeypatch):
         while not done:
             *_, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 7).astype(np.float32))
             done = terminated or truncated
-        kinds = {type(row).__name__ for row in env._pending.rows}  # before the record is built
+        rows = list(env._pending.rows)  # before the record is built
         record = env.last_record.to_dict()
         env.close()
         for volatile in ("judge_stats", "versions"):
             record.pop(volatile)
-        return record, kinds
+        return record, rows
+
+    def never(*args):
+        return None
 
     calls = iter(range(10**6))
-    packed, packed_kinds = record_with(pack)
-    kept, kept_kinds = record_with(lambda row: None)
-    mixed, mixed_kinds = record_with(lambda row: pack(row) if next(calls) % 2 else None)
-    assert (packed_kinds, kept_kinds, mixed_kinds) == ({"bytes"}, {"tuple"}, {"bytes", "tuple"})
-    assert json.dumps(packed) == json.dumps(kept) == json.dumps(mixed)
+    one_call, one_call_rows = record_with(pack_row, pack)
+    python, python_rows = record_with(never, pack)
+    kept, kept_rows = record_with(never, never)
+    mixed, mixed_rows = record_with(never, lambda row: pack(row) if next(calls) % 2 else None)
+    assert one_call_rows == python_rows and {type(row) for row in python_rows} == {bytes}
+    assert {type(row) for row in kept_rows} == {tuple}
+    assert {type(row) for row in mixed_rows} == {bytes, tuple}
+    assert json.dumps(one_call) == json.dumps(python) == json.dumps(kept) == json.dumps(mixed)

@@ -114,3 +114,48 @@ def test_altered_or_cut_bytes_raise_a_clear_error() -> None:
         unpack(b"?" + data[1:])
     with pytest.raises(TypeError, match="bytes"):
         unpack(bytearray(data))  # type: ignore[arg-type]
+
+
+def test_pack_row_is_pack_of_the_row_in_one_call() -> None:
+    from simjudge.judges._rowpack import pack_row
+
+    action = np.linspace(-1, 1, 7, dtype=np.float32)
+    form = (np.ndarray, action.data.format, action.shape)
+    fast = (0.25, 0.25, 0, (("success", "fail"), (False, False), "joint"))
+    info = {"progress": 0.25, "success": False, "state": {"eef_pos": [0.1, 0.2, 0.3]}, "x": 1}
+    for states in (True, False):
+        for given in (info, {"state": info["state"]}, {}):
+            state = given.get("state") if states else None
+            row = (fast, given.get("progress"), given.get("success"), state, action.tobytes(),
+                   0.5, False, True)
+            assert pack_row(fast, given, states, action, form, 0.5, False, True) == pack(row)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["strided", "shape", "dtype", "list", "info mapping", "numpy reward", "numpy state", "form"],
+)
+def test_pack_row_declines_what_the_python_path_must_handle(change: str) -> None:
+    from simjudge.judges._rowpack import pack_row
+
+    action: Any = np.linspace(-1, 1, 7, dtype=np.float32)
+    form: Any = (np.ndarray, action.data.format, action.shape)
+    info: Any = {"progress": 0.25, "success": False, "state": {"q": [0.0]}}
+    reward: Any = 0.5
+    if change == "strided":
+        action = np.linspace(-1, 1, 14, dtype=np.float32)[::2]
+    elif change == "shape":
+        action = action.reshape(1, 7)
+    elif change == "dtype":
+        action = action.astype(np.float64)
+    elif change == "list":
+        action = action.tolist()
+    elif change == "info mapping":
+        info = collections.OrderedDict(info)
+    elif change == "numpy reward":
+        reward = np.float64(0.5)
+    elif change == "numpy state":
+        info["state"] = {"q": np.zeros(1)}
+    else:
+        form = (np.ndarray, "f", [7])
+    assert pack_row((0.0, 0.0, 0, None), info, True, action, form, reward, False, False) is None
