@@ -139,6 +139,24 @@ static int pack_into(Buffer *buf, PyObject *obj, int depth) {
     return UNPACKABLE;
 }
 
+static void start(Buffer *buf) {
+    buf->data = buf->small;
+    buf->len = 0;
+    buf->cap = SMALL;
+}
+
+/* What pack() and pack_row() return for a finished buffer: bytes, None, or NULL on an error. */
+static PyObject *packed(Buffer *buf, int status) {
+    PyObject *result = NULL;
+    if (status == PACKED) {
+        result = PyBytes_FromStringAndSize(buf->data, buf->len);
+    } else if (status == UNPACKABLE) {
+        result = Py_NewRef(Py_None);
+    }
+    if (buf->data != buf->small) PyMem_Free(buf->data);
+    return result;
+}
+
 PyDoc_STRVAR(pack_doc,
 "pack(obj) -> bytes or None\n\n"
 "obj as bytes when it is made only of None, bools, 64-bit ints, floats, str, bytes, and\n"
@@ -147,18 +165,9 @@ PyDoc_STRVAR(pack_doc,
 static PyObject *pack(PyObject *self, PyObject *obj) {
     (void)self;
     Buffer buf;
-    buf.data = buf.small;
-    buf.len = 0;
-    buf.cap = SMALL;
+    start(&buf);
     int status = pack_into(&buf, obj, 0);
-    PyObject *result = NULL;
-    if (status == PACKED) {
-        result = PyBytes_FromStringAndSize(buf.data, buf.len);
-    } else if (status == UNPACKABLE) {
-        result = Py_NewRef(Py_None);
-    }
-    if (buf.data != buf.small) PyMem_Free(buf.data);
-    return result;
+    return packed(&buf, status);
 }
 
 /* The info keys a recorder's row reads (interned once, at import). */
@@ -229,22 +238,13 @@ static PyObject *pack_row(PyObject *self, PyObject *const *args, Py_ssize_t narg
     PyObject *state = success == NULL ? NULL : states ? info_get(info, KEY_STATE) : Py_None;
     if (state == NULL) return NULL;
     Buffer buf;
-    buf.data = buf.small;
-    buf.len = 0;
-    buf.cap = SMALL;
+    start(&buf);
     int status = put_sized(&buf, '(', 8, 0);
     PyObject *head[4] = {args[0], progress, success, state};
     for (int i = 0; status == PACKED && i < 4; i++) status = pack_into(&buf, head[i], 1);
     if (status == PACKED) status = pack_action(&buf, args[3], args[4]);
     for (int i = 5; status == PACKED && i < 8; i++) status = pack_into(&buf, args[i], 1);
-    PyObject *result = NULL;
-    if (status == PACKED) {
-        result = PyBytes_FromStringAndSize(buf.data, buf.len);
-    } else if (status == UNPACKABLE) {
-        result = Py_NewRef(Py_None);
-    }
-    if (buf.data != buf.small) PyMem_Free(buf.data);
-    return result;
+    return packed(&buf, status);
 }
 
 typedef struct {
