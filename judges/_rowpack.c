@@ -13,6 +13,10 @@
  * (a subclass, a numpy scalar or array, any other object) makes pack() return None and the
  * caller keeps the row as it is: nothing is ever converted. No Python code runs while packing
  * (exact types only: no __hash__, __eq__ or __index__ of the caller's).
+ *
+ * pack_row() is the recorder's common row packed in one call, with the same bytes: it also
+ * looks up three keys in info (an exact dict) and copies an array action of the episode's
+ * form through the buffer protocol (its exact type checked first).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
