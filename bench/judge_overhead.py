@@ -84,14 +84,13 @@ def reward_code(task: str) -> str:
 
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
-JUDGES = ("privileged", "code-success", "panel[privileged]", "panel", "panel-4")
-"""The judges :func:`judged_env` records: ``panel`` is the bench's (code success + privileged)."""
-
-
 def judged_env(task: str, judge: str, every: int = 1) -> JudgeRecord:
-    """The task env in the recorder with ``judge`` (one of :data:`JUDGES`), as benched here.
+    """The task env in the recorder with ``judge``, as benched here.
 
-    ``every`` checks the success-type judge (the generated success condition) every k steps.
+    ``judge`` is a member (``privileged``, ``code-success``, ``code-reward``, ``noisy``) or a
+    panel: ``panel`` is the bench's (code success + privileged), ``panel-4`` adds the other two,
+    ``panel[privileged]`` has one member. ``every`` checks the success-type judge (the
+    generated success condition) every k steps.
     """
     members = {
         "privileged": PrivilegedProgressJudge,
@@ -109,7 +108,9 @@ def judged_env(task: str, judge: str, every: int = 1) -> JudgeRecord:
     elif judge in members:
         built = members[judge]()
     else:
-        raise ValueError(f"unknown bench judge {judge!r}; choose from {', '.join(JUDGES)}")
+        raise ValueError(
+            f"unknown bench judge {judge!r}; choose from {', '.join([*members, *panels])}"
+        )
     return JudgeRecord(make_task_env(task), built, success_every=every)
 
 

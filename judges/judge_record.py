@@ -132,10 +132,9 @@ class JudgeRecord(BaseJudgeWrapper):
             reset_options=to_jsonable(options) if options is not None else None,
             context=self.context,
         )
-        row = (fast, *self._info_row(info), None, None, False, False)
-        self._rows = [pack(row) or row]
-        self._phi = [fast[1]]
         self._action_form = None
+        self._rows = [self._row(fast, info, None, None, False, False)]
+        self._phi = [fast[1]]
         if self._live is not None:
             phi = fast[1]
             self._live_ok = phi is not None
@@ -214,13 +213,11 @@ class JudgeRecord(BaseJudgeWrapper):
             )
         else:
             row_action = to_jsonable(action)
-        row = (fast, *self._info_row(info), row_action, reward, terminated, truncated)
+        get = info.get  # what a row keeps of info: progress, success, (record_states) state
+        state = get("state") if self.record_states else None
+        row = (fast, get("progress"), get("success"), state, row_action, reward, terminated,
+               truncated)
         return pack(row) or row
-
-    def _info_row(self, info: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-        """What a row keeps of ``info``: progress, success and (``record_states``) the state."""
-        get = info.get
-        return get("progress"), get("success"), get("state") if self.record_states else None
 
     def _finish(self, finished: bool) -> Path | None:
         header, rows, phi = self._header, self._rows, self._phi
