@@ -1,5 +1,5 @@
 /*
- * simjudge.judges._rowpack: a recorder's row as one bytes object, and back.
+ * simjudge.judges._rowpack: a recorder's row as bytes, and back; an episode's rows in one log.
  *
  * Why: JudgeRecord keeps a row per step for the whole episode (the judges' fast-path results
  * with their notes, the env's progress, success and state summary, the action, flags). As
@@ -14,9 +14,10 @@
  * caller keeps the row as it is: nothing is ever converted. No Python code runs while packing
  * (exact types only: no __hash__, __eq__ or __index__ of the caller's).
  *
- * pack_row() is the recorder's common row packed in one call, with the same bytes: it also
- * looks up three keys in info (an exact dict) and copies an array action of the episode's
- * form through the buffer protocol (its exact type checked first).
+ * RowLog holds an episode's rows packed back to back in one buffer, with each row's Phi as a
+ * double (see its comment below). Its add_row() is the recorder's common row packed in one call,
+ * with pack()'s bytes: it also looks up three keys in info (an exact dict) and copies an array
+ * action of the episode's form through the buffer protocol (its exact type checked first).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -149,7 +150,7 @@ static void start(Buffer *buf) {
     buf->cap = SMALL;
 }
 
-/* What pack() and pack_row() return for a finished buffer: bytes, None, or NULL on an error. */
+/* What pack() returns for a finished buffer: bytes, None, or NULL on an error. */
 static PyObject *packed(Buffer *buf, int status) {
     PyObject *result = NULL;
     if (status == PACKED) {
@@ -220,35 +221,25 @@ static int pack_action(Buffer *buf, PyObject *action, PyObject *form) {
     return status;
 }
 
-PyDoc_STRVAR(pack_row_doc,
-"pack_row(fast, info, states, action, form, reward, terminated, truncated) -> bytes or None\n\n"
-"pack((fast, info.get('progress'), info.get('success'), info.get('state') if states else\n"
-"None, action.tobytes(), reward, terminated, truncated)) in one call, for a dict info and an\n"
-"action of form = (array type, buffer format, shape), C-contiguous; None when any of that\n"
-"does not hold or a value is not plain (the caller then builds the row itself).");
-
-static PyObject *pack_row(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "pack_row() takes 8 arguments");
-        return NULL;
-    }
+/* The recorder's common row, (fast, info.get('progress'), info.get('success'), info.get('state')
+ * if states else None, action.tobytes(), reward, terminated, truncated), packed into buf as
+ * pack() would pack that tuple: args are RowLog.add_row's. UNPACKABLE when info is not an exact
+ * dict, the action not of the form, or a value not plain. */
+static int pack_row_into(Buffer *buf, PyObject *const *args) {
     PyObject *info = args[1];
-    if (!PyDict_CheckExact(info)) Py_RETURN_NONE;
+    if (!PyDict_CheckExact(info)) return UNPACKABLE;
     int states = PyObject_IsTrue(args[2]);
-    if (states < 0) return NULL;
+    if (states < 0) return FAILED;
     PyObject *progress = info_get(info, KEY_PROGRESS);
     PyObject *success = progress != NULL ? info_get(info, KEY_SUCCESS) : NULL;
     PyObject *state = success == NULL ? NULL : states ? info_get(info, KEY_STATE) : Py_None;
-    if (state == NULL) return NULL;
-    Buffer buf;
-    start(&buf);
-    int status = put_sized(&buf, '(', 8, 0);
+    if (state == NULL) return FAILED;
+    int status = put_sized(buf, '(', 8, 0);
     PyObject *head[4] = {args[0], progress, success, state};
-    for (int i = 0; status == PACKED && i < 4; i++) status = pack_into(&buf, head[i], 1);
-    if (status == PACKED) status = pack_action(&buf, args[3], args[4]);
-    for (int i = 5; status == PACKED && i < 8; i++) status = pack_into(&buf, args[i], 1);
-    return packed(&buf, status);
+    for (int i = 0; status == PACKED && i < 4; i++) status = pack_into(buf, head[i], 1);
+    if (status == PACKED) status = pack_action(buf, args[3], args[4]);
+    for (int i = 5; status == PACKED && i < 8; i++) status = pack_into(buf, args[i], 1);
+    return status;
 }
 
 typedef struct {
@@ -353,9 +344,267 @@ static PyObject *unpack(PyObject *self, PyObject *data) {
     return obj;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * RowLog: an episode's rows, packed back to back in one growing buffer, and each row's Phi.
+ *
+ * Why: a bytes object per row is an allocation per step whose memory is all freed, cold, at the
+ * next episode's end, and the recorder's list of Phi floats is read cold by the OPD sums there.
+ * Here a row is bytes in one buffer (sized from the previous episode: no reallocation in the
+ * common case) and Phi one double in an array; a row that is not plain is kept as its object.
+ */
+
+typedef struct {
+    Py_ssize_t start, size; /* the row's bytes in data; size -1: the row is the object `row` */
+    double phi;             /* Phi when phi_object is NULL (an exact float) */
+    PyObject *phi_object;   /* Phi when it is not an exact float (None, or what the judge gave) */
+    PyObject *row;          /* the row kept as it is (not plain), else NULL */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Buffer buf;
+    Entry *entries;
+    Py_ssize_t n, room;
+} RowLog;
+
+static int rowlog_init(RowLog *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"capacity", NULL};
+    Py_ssize_t capacity = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|n:RowLog", names, &capacity)) return -1;
+    if (self->buf.data != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a RowLog is initialised once");
+        return -1;
+    }
+    capacity = capacity < 1024 ? 1024 : capacity;
+    self->buf.data = PyMem_Malloc(capacity);
+    if (self->buf.data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->buf.len = 0;
+    self->buf.cap = capacity;
+    return 0;
+}
+
+static int rowlog_traverse(RowLog *self, visitproc visit, void *arg) {
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Py_VISIT(self->entries[i].phi_object);
+        Py_VISIT(self->entries[i].row);
+    }
+    return 0;
+}
+
+static int rowlog_clear(RowLog *self) {
+    Py_ssize_t n = self->n;
+    self->n = 0; /* emptied first: what a decref below runs finds no dangling entry */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_CLEAR(self->entries[i].phi_object);
+        Py_CLEAR(self->entries[i].row);
+    }
+    return 0;
+}
+
+static void rowlog_dealloc(RowLog *self) {
+    PyObject_GC_UnTrack(self);
+    rowlog_clear(self);
+    PyMem_Free(self->entries);
+    PyMem_Free(self->buf.data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int ready(RowLog *self) {
+    if (self->buf.data != NULL) return 0;
+    PyErr_SetString(PyExc_ValueError, "RowLog.__init__ was not called");
+    return -1;
+}
+
+/* A new entry for a row at [start, buf.len) (row NULL) or kept as `row`, with Phi `phi`. */
+static int add_entry(RowLog *self, Py_ssize_t start, PyObject *row, PyObject *phi) {
+    if (self->n == self->room) {
+        Py_ssize_t room = self->room ? 2 * self->room : 128;
+        Entry *entries = PyMem_Realloc(self->entries, room * sizeof(Entry));
+        if (entries == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->entries = entries;
+        self->room = room;
+    }
+    Entry *entry = &self->entries[self->n++];
+    entry->start = start;
+    entry->size = row == NULL ? self->buf.len - start : -1;
+    entry->row = Py_XNewRef(row);
+    if (PyFloat_CheckExact(phi)) {
+        entry->phi = PyFloat_AS_DOUBLE(phi);
+        entry->phi_object = NULL;
+    } else {
+        entry->phi = 0.0;
+        entry->phi_object = Py_NewRef(phi);
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(add_row_doc,
+"add_row(fast, info, states, action, form, reward, terminated, truncated) -> bool\n\n"
+"Add the row (fast, info.get('progress'), info.get('success'), info.get('state') if states\n"
+"else None, action.tobytes(), reward, terminated, truncated) packed as pack() packs it, with\n"
+"Phi fast[1], in one call; for an exact tuple fast, a dict info and an action of form =\n"
+"(array type, buffer format, shape), C-contiguous. False (nothing added) when any of that\n"
+"does not hold or a value is not plain: the caller then builds the row and calls add().");
+
+static PyObject *rowlog_add_row(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "add_row() takes 8 arguments");
+        return NULL;
+    }
+    if (ready(self) < 0) return NULL;
+    PyObject *fast = args[0];
+    if (!PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) < 2) Py_RETURN_FALSE;
+    Py_ssize_t start = self->buf.len;
+    int status = pack_row_into(&self->buf, args);
+    if (status == PACKED && add_entry(self, start, NULL, PyTuple_GET_ITEM(fast, 1)) < 0) {
+        status = FAILED;
+    }
+    if (status != PACKED) self->buf.len = start;
+    if (status == FAILED) return NULL;
+    return Py_NewRef(status == PACKED ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(add_doc,
+"add(row, phi) -> None\n\n"
+"Add row, packed as pack() packs it when it is plain, else kept as the object; phi is its Phi.");
+
+static PyObject *rowlog_add(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "add() takes 2 arguments (row, phi)");
+        return NULL;
+    }
+    if (ready(self) < 0) return NULL;
+    Py_ssize_t start = self->buf.len;
+    int status = pack_into(&self->buf, args[0], 0);
+    if (status != PACKED) self->buf.len = start;
+    if (status == FAILED) return NULL;
+    if (add_entry(self, start, status == PACKED ? NULL : args[0], args[1]) < 0) {
+        self->buf.len = start;
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(keep_doc,
+"keep(row, phi) -> None\n\nAdd row kept as the object, not packed (phi: its Phi).");
+
+static PyObject *rowlog_keep(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "keep() takes 2 arguments (row, phi)");
+        return NULL;
+    }
+    if (ready(self) < 0 || add_entry(self, self->buf.len, args[0], args[1]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Row i as an object: unpacked from its bytes, or the object kept. */
+static PyObject *row_at(RowLog *self, Py_ssize_t i) {
+    Entry *entry = &self->entries[i];
+    if (entry->size < 0) return Py_NewRef(entry->row);
+    Reader in = {self->buf.data + entry->start, 0, entry->size};
+    PyObject *row = unpack_from(&in, 0);
+    if (row != NULL && in.pos != in.len) {
+        Py_DECREF(row);
+        return corrupt();
+    }
+    return row;
+}
+
+PyDoc_STRVAR(rows_doc, "rows() -> list\n\nEvery row, in order (unpacked, or the object kept).");
+
+static PyObject *rowlog_rows(RowLog *self, PyObject *unused) {
+    (void)unused;
+    PyObject *rows = PyList_New(self->n);
+    for (Py_ssize_t i = 0; rows != NULL && i < self->n; i++) {
+        PyObject *row = row_at(self, i);
+        if (row == NULL) Py_CLEAR(rows);
+        else PyList_SET_ITEM(rows, i, row);
+    }
+    return rows;
+}
+
+PyDoc_STRVAR(phis_doc, "phis() -> list\n\nEach row's Phi, in order (floats, or the objects given).");
+
+static PyObject *rowlog_phis(RowLog *self, PyObject *unused) {
+    (void)unused;
+    PyObject *phis = PyList_New(self->n);
+    for (Py_ssize_t i = 0; phis != NULL && i < self->n; i++) {
+        Entry *entry = &self->entries[i];
+        PyObject *phi = entry->phi_object != NULL ? Py_NewRef(entry->phi_object)
+                                                  : PyFloat_FromDouble(entry->phi);
+        if (phi == NULL) Py_CLEAR(phis);
+        else PyList_SET_ITEM(phis, i, phi);
+    }
+    return phis;
+}
+
+PyDoc_STRVAR(packed_doc, "packed(i) -> bytes or None\n\nRow i's bytes (None: kept as the object).");
+
+static PyObject *rowlog_packed(RowLog *self, PyObject *index) {
+    Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= self->n) {
+        PyErr_SetString(PyExc_IndexError, "RowLog index out of range");
+        return NULL;
+    }
+    Entry *entry = &self->entries[i];
+    if (entry->size < 0) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize(self->buf.data + entry->start, entry->size);
+}
+
+static Py_ssize_t rowlog_len(RowLog *self) { return self->n; }
+
+static PyObject *rowlog_nbytes(RowLog *self, void *closure) {
+    (void)closure;
+    return PyLong_FromSsize_t(self->buf.len);
+}
+
+static PyMethodDef rowlog_methods[] = {
+    {"add_row", (PyCFunction)(void (*)(void))rowlog_add_row, METH_FASTCALL, add_row_doc},
+    {"add", (PyCFunction)(void (*)(void))rowlog_add, METH_FASTCALL, add_doc},
+    {"keep", (PyCFunction)(void (*)(void))rowlog_keep, METH_FASTCALL, keep_doc},
+    {"rows", (PyCFunction)rowlog_rows, METH_NOARGS, rows_doc},
+    {"phis", (PyCFunction)rowlog_phis, METH_NOARGS, phis_doc},
+    {"packed", (PyCFunction)rowlog_packed, METH_O, packed_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef rowlog_getset[] = {
+    {"nbytes", (getter)rowlog_nbytes, NULL, "Bytes of the packed rows.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods rowlog_sequence = {.sq_length = (lenfunc)rowlog_len};
+
+PyDoc_STRVAR(rowlog_doc,
+"RowLog(capacity=0)\n\n"
+"An episode's rows, packed back to back in one buffer (capacity: bytes to start with), with\n"
+"each row's Phi; a row that is not plain data is kept as its object.");
+
+static PyTypeObject RowLogType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "simjudge.judges._rowpack.RowLog",
+    .tp_basicsize = sizeof(RowLog),
+    .tp_dealloc = (destructor)rowlog_dealloc,
+    .tp_as_sequence = &rowlog_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = rowlog_doc,
+    .tp_traverse = (traverseproc)rowlog_traverse,
+    .tp_clear = (inquiry)rowlog_clear,
+    .tp_methods = rowlog_methods,
+    .tp_getset = rowlog_getset,
+    .tp_init = (initproc)rowlog_init,
+    .tp_new = PyType_GenericNew,
+};
+
 static PyMethodDef methods[] = {
     {"pack", pack, METH_O, pack_doc},
-    {"pack_row", (PyCFunction)(void (*)(void))pack_row, METH_FASTCALL, pack_row_doc},
     {"unpack", unpack, METH_O, unpack_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -370,5 +619,8 @@ PyMODINIT_FUNC PyInit__rowpack(void) {
     KEY_SUCCESS = PyUnicode_InternFromString("success");
     KEY_STATE = PyUnicode_InternFromString("state");
     if (KEY_PROGRESS == NULL || KEY_SUCCESS == NULL || KEY_STATE == NULL) return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&RowLogType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "RowLog", (PyObject *)&RowLogType) < 0) Py_CLEAR(m);
+    return m;
 }

@@ -8,8 +8,26 @@ def pack(obj: Any) -> bytes | None:
 def unpack(data: bytes) -> Any:
     """The object :func:`pack` made ``data`` from (equal, same types); ValueError otherwise."""
 
-def pack_row(
-    fast: Any, info: Any, states: bool, action: Any, form: Any, reward: Any, terminated: Any,
-    truncated: Any,
-) -> bytes | None:
-    """The recorder's packed row in one call (None: the caller builds the row itself)."""
+class RowLog:
+    """An episode's rows packed back to back in one buffer, with each row's Φ (see the C file)."""
+
+    def __init__(self, capacity: int = 0) -> None: ...
+    def add_row(
+        self, fast: Any, info: Any, states: bool, action: Any, form: Any, reward: Any,
+        terminated: Any, truncated: Any,
+    ) -> bool:
+        """Add the recorder's common row packed in one call (False: nothing added)."""
+    def add(self, row: Any, phi: Any) -> None:
+        """Add ``row``, packed when plain, else kept as the object; ``phi`` is its Φ."""
+    def keep(self, row: Any, phi: Any) -> None:
+        """Add ``row`` kept as the object."""
+    def rows(self) -> list[Any]:
+        """Every row, in order."""
+    def phis(self) -> list[Any]:
+        """Each row's Φ, in order."""
+    def packed(self, index: int) -> bytes | None:
+        """Row ``index``'s bytes (None: kept as the object)."""
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the packed rows."""

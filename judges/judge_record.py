@@ -11,7 +11,7 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
-from ._rowpack import pack, pack_row, unpack
+from ._rowpack import RowLog
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
@@ -27,7 +27,8 @@ class JudgeRecord(BaseJudgeWrapper):
     """Record every signal of a judge and score the episode's Φ with the OPD metrics.
 
     Each step costs one row (the judge's fast-path result, the env's progress, success and
-    state, the action's bytes; one bytes object when all of it is plain data, see ``_Row``):
+    state, the action's bytes; packed into the episode's ``RowLog`` when all of it is
+    plain data, see ``_Row``):
     reasons, details, JSON-ready states and the :class:`EpisodeRecord` are built when the
     episode is written or :attr:`last_record` is read. The OPD metrics (MC, MP,
     PPL, CRA, STR of "PRM-as-a-Judge", see :mod:`simjudge.judges.metrics.opd`) are computed
@@ -96,8 +97,8 @@ class JudgeRecord(BaseJudgeWrapper):
         self.key = key
         self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
         self._live_ok = False
-        self._rows: list[_Row | bytes] = []
-        self._phi: list[float | None] = []  # the rows' Φ, kept as they come (read while hot)
+        self._log: RowLog | None = None  # the episode's rows and their Φ
+        self._log_bytes = 0  # the last episode's packed bytes: the next log's capacity
         self._header: _Header | None = None
         self._action_form: _ActionForm | None = None
         self._pending: _Finished | None = None
@@ -133,8 +134,8 @@ class JudgeRecord(BaseJudgeWrapper):
             context=self.context,
         )
         self._action_form = None
-        self._rows = [self._row(fast, info, None, None, False, False)]
-        self._phi = [fast[1]]
+        self._log = RowLog(self._log_bytes)
+        self._log.add(self._row(fast, info, None, None, False, False), fast[1])
         if self._live is not None:
             phi = fast[1]
             self._live_ok = phi is not None
@@ -157,19 +158,15 @@ class JudgeRecord(BaseJudgeWrapper):
             self._signal = None
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
-        self._phi.append(fast[1])
         # the row (see _Row): packed in one call in the common case (an info dict, an array
         # action of the episode's form, plain values), else built by _row
+        log = cast(RowLog, self._log)
         form = self._action_form
         buffer = form.buffer if form is not None else None
-        packed = (
-            pack_row(fast, info, self.record_states, action, buffer, reward, terminated, truncated)
-            if buffer is not None else None
-        )
-        self._rows.append(
-            packed if packed is not None
-            else self._row(fast, info, action, reward, terminated, truncated)
-        )
+        if buffer is None or not log.add_row(
+            fast, info, self.record_states, action, buffer, reward, terminated, truncated
+        ):
+            log.add(self._row(fast, info, action, reward, terminated, truncated), fast[1])
         if self._live is not None:
             if self._live_ok and fast[1] is not None:
                 self._live.update(fast[1])
@@ -196,8 +193,8 @@ class JudgeRecord(BaseJudgeWrapper):
     def _row(
         self, fast: FastSignal, info: Mapping[str, Any], action: Any, reward: Any,
         terminated: bool, truncated: bool,
-    ) -> _Row | bytes:
-        """A step's row, packed when plain: what ``pack_row`` makes in one call, in Python.
+    ) -> _Row:
+        """A step's row as a tuple: what ``RowLog.add_row`` packs in one call, in Python.
 
         The action is copied (callers may reuse their array): a numeric array of the episode's
         form (set by its first array action) as its bytes, one object instead of a list of
@@ -215,22 +212,22 @@ class JudgeRecord(BaseJudgeWrapper):
             row_action = to_jsonable(action)
         get = info.get  # what a row keeps of info: progress, success, (record_states) state
         state = get("state") if self.record_states else None
-        row = (fast, get("progress"), get("success"), state, row_action, reward, terminated,
-               truncated)
-        return pack(row) or row
+        return (fast, get("progress"), get("success"), state, row_action, reward, terminated,
+                truncated)
 
     def _finish(self, finished: bool) -> Path | None:
-        header, rows, phi = self._header, self._rows, self._phi
-        if header is None:
+        header, log = self._header, self._log
+        if header is None or log is None:
             return None
-        self._header, self._rows, self._phi = None, [], []
+        self._header, self._log, self._log_bytes = None, None, log.nbytes
+        phi = log.phis()
         opd = None
         if None not in phi:
             opd = streamed_opd_metrics(cast(list[float], phi), self.epsilon, self.k).as_dict()
         self._last_opd = opd
         stats = self.judge.stats["observe"]
         self._pending = _Finished(
-            self, header, rows, opd, finished, {"observe_calls": stats.calls,
+            self, header, log, opd, finished, {"observe_calls": stats.calls,
                                                 "observe_seconds": stats.seconds},
             self._action_form,
         )
@@ -248,13 +245,16 @@ _Row = tuple[FastSignal, Any, Any, Any, Any, Any, bool, bool]
 """One recorded step: judge result, the env's progress, success and state, action, env
 reward, flags.
 
-Kept as one ``bytes`` (:func:`~simjudge.judges._rowpack.pack`, unpacked when the record is
-built) when it is made of plain built-in values only, as it is for the env's summaries and
-the fast paths of the built-in judges; as the tuple otherwise. Why: rows are kept for a whole
+Packed into the episode's ``RowLog`` (``judges/_rowpack.c``: the bytes of
+:func:`~simjudge.judges._rowpack.pack` back to back in one buffer, unpacked when the record is
+built) when it is made of plain built-in values only, as it is for the env's summaries and the
+fast paths of the built-in judges; kept as the tuple otherwise. Why: rows are kept for a whole
 episode, and ~20 small objects a step kept that long take the memory the physics' data would
 stay cached in, then are all freed at once, cold, at the next episode's end (~250 µs an
-episode, bench/judge_overhead.py's task); one bytes object a step costs neither. Likewise the
-three values of ``info`` rather than the env's info dict. The action is JSON-ready, or the
+episode, bench/judge_overhead.py's task); a bytes object a step still costs an allocation and a
+cold free, and a list of Φ floats a cold read by the OPD sums: the log has one buffer, sized
+from the previous episode, and keeps Φ as doubles. Likewise the three values of ``info`` rather
+than the env's info dict. The action is JSON-ready, or the
 bytes of a numeric array of the episode's :class:`_ActionForm`.
 """
 
@@ -272,7 +272,7 @@ class _ActionForm:
     """The dtype (None: not a plain number type; such actions are kept as lists)."""
     shape: tuple[int, ...]
     buffer: tuple[type, str, tuple[int, ...]] | None
-    """(array type, buffer format, shape): what ``pack_row`` checks an action against before
+    """(array type, buffer format, shape): what ``RowLog.add_row`` checks an action against before
     copying its bytes (None with dtype None)."""
 
     @staticmethod
@@ -307,7 +307,7 @@ class _Finished:
 
     recorder: JudgeRecord
     header: _Header
-    rows: list[_Row | bytes]
+    log: RowLog
     opd: dict[str, float] | None
     finished: bool
     judge_stats: dict[str, Any]
@@ -333,8 +333,7 @@ class _Finished:
         )
         explain = judge.explain
         form = self.action_form
-        for step, kept in enumerate(self.rows):
-            row: _Row = unpack(kept) if isinstance(kept, bytes) else kept
+        for step, row in enumerate(self.log.rows()):
             fast, progress, success, state, action, reward, terminated, truncated = row
             record.steps.append(
                 StepRecord(

@@ -147,17 +147,28 @@ def test_recorded_actions_are_copies_whatever_their_form(drawer_env):
 
 
 def test_packed_and_unpacked_rows_make_the_same_record(monkeypatch):
-    """A row kept as one bytes object (plain data) or as its tuple (anything else, e.g. a
-    numpy scalar in a judge's note) gives the same episode record, also mixed in an episode;
-    rows packed in one call (``pack_row``, the common case) are the bytes the Python path
+    """A row packed into the episode's log (plain data) or kept as its tuple (anything else, e.g.
+    a numpy scalar in a judge's note) gives the same episode record, also mixed in an episode;
+    rows added in one call (``RowLog.add_row``, the common case) are the bytes the Python path
     packs."""
     import simjudge.judges.judge_record as judge_record
-    from simjudge.judges._rowpack import pack, pack_row
+    from simjudge.judges._rowpack import RowLog
     from simjudge.tasks.spec import make_task_env
 
-    def record_with(row_packer, packer):
-        monkeypatch.setattr(judge_record, "pack_row", row_packer)
-        monkeypatch.setattr(judge_record, "pack", packer)
+    class PythonPath(RowLog):
+        def add_row(self, *args):
+            return False
+
+    class Kept(PythonPath):
+        def add(self, row, phi):
+            self.keep(row, phi)
+
+    class Mixed(PythonPath):
+        def add(self, row, phi):
+            (self.keep if len(self) % 2 else super().add)(row, phi)
+
+    def record_with(log_type):
+        monkeypatch.setattr(judge_record, "RowLog", log_type)
         env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=8), make_judge("privileged"))
         env.reset(seed=3)
         rng = np.random.default_rng(3)
@@ -165,22 +176,20 @@ def test_packed_and_unpacked_rows_make_the_same_record(monkeypatch):
         while not done:
             *_, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 7).astype(np.float32))
             done = terminated or truncated
-        rows = list(env._pending.rows)  # before the record is built
+        log = env._pending.log  # before the record is built
+        rows = [log.packed(k) for k in range(len(log))]
         record = env.last_record.to_dict()
         env.close()
         for volatile in ("judge_stats", "versions"):
             record.pop(volatile)
         return record, rows
 
-    def never(*args):
-        return None
-
-    calls = iter(range(10**6))
-    one_call, one_call_rows = record_with(pack_row, pack)
-    python, python_rows = record_with(never, pack)
-    kept, kept_rows = record_with(never, never)
-    mixed, mixed_rows = record_with(never, lambda row: pack(row) if next(calls) % 2 else None)
-    assert one_call_rows == python_rows and {type(row) for row in python_rows} == {bytes}
-    assert {type(row) for row in kept_rows} == {tuple}
-    assert {type(row) for row in mixed_rows} == {bytes, tuple}
+    one_call, one_call_rows = record_with(RowLog)
+    python, python_rows = record_with(PythonPath)
+    kept, kept_rows = record_with(Kept)
+    mixed, mixed_rows = record_with(Mixed)
+    assert len(one_call_rows) == 9 and one_call_rows == python_rows
+    assert {type(row) for row in python_rows} == {bytes}
+    assert set(kept_rows) == {None}
+    assert {type(row) for row in mixed_rows} == {bytes, type(None)}
     assert json.dumps(one_call) == json.dumps(python) == json.dumps(kept) == json.dumps(mixed)

@@ -1,4 +1,5 @@
-"""The recorder's row packer (judges/_rowpack.c): exact copies of plain data, refusal otherwise."""
+"""The recorder's row packer and episode log (judges/_rowpack.c): exact copies of plain data,
+refusal otherwise."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from simjudge.judges import JudgeRecord, make_judge
-from simjudge.judges._rowpack import pack, unpack
+from simjudge.judges._rowpack import RowLog, pack, unpack
 from simjudge.tasks.spec import make_task_env
 
 
@@ -64,9 +65,12 @@ def test_a_recorded_row_comes_back_as_it_was() -> None:
     env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=5), make_judge("privileged"))
     env.reset(seed=0)
     env.step(env.action_space.sample())
-    row = env._rows[-1]
-    assert type(row) is bytes  # the env's summaries and the privileged judge's note are plain
-    fast, progress, success, state, *_ = unpack(row)
+    log = env._log
+    assert log is not None and len(log) == 2
+    data = log.packed(1)
+    assert type(data) is bytes  # the env's summaries and the privileged judge's note are plain
+    fast, progress, success, state, *_ = unpack(data)
+    assert same(log.rows()[1], unpack(data))
     assert fast[1] == progress and type(success) is bool and "eef_pos" in state
     env.close()
 
@@ -116,32 +120,35 @@ def test_altered_or_cut_bytes_raise_a_clear_error() -> None:
         unpack(bytearray(data))  # type: ignore[arg-type]
 
 
-def test_pack_row_is_pack_of_the_row_in_one_call() -> None:
-    from simjudge.judges._rowpack import pack_row
-
+def test_add_row_packs_the_row_in_one_call_as_pack_would() -> None:
     action = np.linspace(-1, 1, 7, dtype=np.float32)
     form = (np.ndarray, action.data.format, action.shape)
     fast = (0.25, 0.25, 0, (("success", "fail"), (False, False), "joint"))
     info = {"progress": 0.25, "success": False, "state": {"eef_pos": [0.1, 0.2, 0.3]}, "x": 1}
+    log, expected = RowLog(), []
     for states in (True, False):
         for given in (info, {"state": info["state"]}, {}):
             state = given.get("state") if states else None
             row = (fast, given.get("progress"), given.get("success"), state, action.tobytes(),
                    0.5, False, True)
-            assert pack_row(fast, given, states, action, form, 0.5, False, True) == pack(row)
+            assert log.add_row(fast, given, states, action, form, 0.5, False, True) is True
+            assert log.packed(len(log) - 1) == pack(row)
+            expected.append(row)
+    assert all(same(a, b) for a, b in zip(log.rows(), expected, strict=True))
+    assert log.phis() == [0.25] * len(expected) and log.nbytes == sum(map(len, map(pack, expected)))
 
 
 @pytest.mark.parametrize(
     "change",
-    ["strided", "shape", "dtype", "list", "info mapping", "numpy reward", "numpy state", "form"],
+    ["strided", "shape", "dtype", "list", "info mapping", "numpy reward", "numpy state", "form",
+     "fast list"],
 )
-def test_pack_row_declines_what_the_python_path_must_handle(change: str) -> None:
-    from simjudge.judges._rowpack import pack_row
-
+def test_add_row_declines_what_the_python_path_must_handle(change: str) -> None:
     action: Any = np.linspace(-1, 1, 7, dtype=np.float32)
     form: Any = (np.ndarray, action.data.format, action.shape)
     info: Any = {"progress": 0.25, "success": False, "state": {"q": [0.0]}}
     reward: Any = 0.5
+    fast: Any = (0.0, 0.0, 0, None)
     if change == "strided":
         action = np.linspace(-1, 1, 14, dtype=np.float32)[::2]
     elif change == "shape":
@@ -156,6 +163,65 @@ def test_pack_row_declines_what_the_python_path_must_handle(change: str) -> None
         reward = np.float64(0.5)
     elif change == "numpy state":
         info["state"] = {"q": np.zeros(1)}
+    elif change == "fast list":
+        fast = list(fast)
     else:
         form = (np.ndarray, "f", [7])
-    assert pack_row((0.0, 0.0, 0, None), info, True, action, form, reward, False, False) is None
+    log = RowLog()
+    log.add((1.0,), 1.0)
+    before = log.nbytes
+    assert log.add_row(fast, info, True, action, form, reward, False, False) is False
+    assert len(log) == 1 and log.nbytes == before  # nothing added, nothing left behind
+    assert log.rows() == [(1.0,)]
+
+
+def test_the_log_keeps_rows_in_order_packed_or_as_they_are() -> None:
+    """Plain rows packed (bytes as pack()), others kept as the object (not converted); Φ as given,
+    floats to the bit; rows() and phis() give them back in order."""
+    note = object()
+    rng = random.Random(1)
+    rows = [plain(rng) for _ in range(300)] + [(np.float64(1.0),), (note,), "tail"]
+    phis: list[Any] = [rng.uniform(0, 1) for _ in rows]
+    phis[3], phis[4], phis[5] = None, np.float64(0.5), -0.0
+    log = RowLog(16)  # grows as needed
+    for k, (row, phi) in enumerate(zip(rows, phis, strict=True)):
+        (log.keep if k == 7 else log.add)(row, phi)
+    assert len(log) == len(rows)
+    for k, row in enumerate(rows):
+        kept = k == 7 or pack(row) is None
+        assert log.packed(k) == (None if kept else pack(row))
+    back = log.rows()
+    assert all(same(a, b) for a, b in zip(back, rows, strict=True))
+    assert back[-2][0] is note and back[7] is rows[7]
+    assert all(same(a, b) if type(b) is float else a is b
+               for a, b in zip(log.phis(), phis, strict=True))
+    with pytest.raises(IndexError):
+        log.packed(len(rows))
+
+
+def test_a_log_holding_itself_is_collected() -> None:
+    import gc
+    import weakref
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.log = RowLog()  # type: ignore[attr-defined]
+    holder.log.add((holder,), None)  # type: ignore[attr-defined]  # kept: a cycle through the log
+    gone = weakref.ref(holder)
+    del holder
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_log_must_be_initialised_and_takes_its_arguments() -> None:
+    log = RowLog.__new__(RowLog)
+    with pytest.raises(ValueError, match="__init__"):
+        log.add((1.0,), 1.0)
+    with pytest.raises(TypeError, match="2 arguments"):
+        RowLog().add((1.0,))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="8 arguments"):
+        RowLog().add_row(1, 2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="once"):
+        RowLog().__init__()  # type: ignore[misc]
