@@ -206,6 +206,7 @@ class PrivilegedProgressJudge(Judge):
         self._info_keys: tuple[str, ...] | None = None
         self._info_view: StateView | None = None
         self._info_values: Callable[[Mapping[str, Any]], tuple[Any, ...]] | None = None
+        self._kind = ""  # the goal's kind, for the fast path's note
 
     def _reset(self, context: JudgeContext) -> None:
         spec = self.goal_spec if self.goal_spec is not None else context.goal
@@ -215,6 +216,7 @@ class PrivilegedProgressJudge(Judge):
         if goal is not self.goal:
             self._info_keys = self._info_view = None
         self.goal = goal
+        self._kind = goal.kind
         self._evaluator = self._evaluator_view = None
         self._info_keys, self._info_view = self._env_facts()
         self._info_values = _values_getter(self._info_keys)
@@ -291,10 +293,10 @@ class PrivilegedProgressJudge(Judge):
             code = SUCCESS_CODE
         else:
             code = UNDECIDED_CODE
-        assert self.goal is not None and self._info_values is not None, "set by reset()"
         # the facts' values, not the info dict: a recorder keeps every step's note, and the
         # env's info dicts kept for a whole episode crowd the physics out of the CPU caches
-        note = self._good_note = (self._info_keys, self._info_values(info), self.goal.kind)
+        values = self._info_values(info)  # type: ignore[misc]  # set with _info_view by reset()
+        note = self._good_note = (self._info_keys, values, self._kind)
         return (phi, phi, code, note)
 
     def _judged(self, view: Any, info: Mapping[str, Any]) -> FastSignal:

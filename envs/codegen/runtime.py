@@ -361,7 +361,8 @@ def lean_call(
     return, failures typed), in one frame; ``owner.last_output`` gets what was printed.
     With ``needs_run=False`` (an entry that calls nothing but resolved state readings and
     uses no guard, builtin or state-API wrapper, so nothing asks for the current run) only
-    the deadline and the typing of failures remain.
+    the deadline and the typing of failures remain; such code cannot print (``print`` is a
+    builtin), so ``owner.last_output`` is left as every call leaves it, empty.
     """
     limits = owner.limits
     max_steps = limits.max_steps
@@ -376,9 +377,9 @@ def lean_call(
                     raise _late(limits)
             except Exception as exc:
                 _raise_typed(exc)
-            owner.last_output = ""
             return result
 
+        owner.last_output = ""
         return bare
 
     def call(view: object) -> Any:
