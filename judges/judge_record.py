@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import gymnasium as gym
 import numpy as np
@@ -133,7 +133,8 @@ class JudgeRecord(BaseJudgeWrapper):
             reset_options=to_jsonable(options) if options is not None else None,
             context=self.context,
         )
-        self._action_form = None
+        if self._action_form is not None and self._action_form.dtype is None:
+            self._action_form = None  # a form that keeps no bytes: let this episode set one
         self._log = RowLog(self._log_bytes)
         self._log.add(self._row(fast, info, None, None, False, False), fast[1])
         if self._live is not None:
@@ -196,9 +197,10 @@ class JudgeRecord(BaseJudgeWrapper):
     ) -> _Row:
         """A step's row as a tuple: what ``RowLog.add_row`` packs in one call, in Python.
 
-        The action is copied (callers may reuse their array): a numeric array of the episode's
-        form (set by its first array action) as its bytes, one object instead of a list of
-        floats (decoded when the record is built); anything else as a JSON-ready list.
+        The action is copied (callers may reuse their array): a numeric array of the recorder's
+        form (set by the first array action, kept from episode to episode) as its bytes, one
+        object instead of a list of floats (decoded when the record is built); anything else as
+        a JSON-ready list (the same list the bytes decode to).
         """
         if type(action) is np.ndarray:
             form = self._action_form
@@ -261,7 +263,7 @@ bytes of a numeric array of the episode's :class:`_ActionForm`.
 
 @dataclass(frozen=True)
 class _ActionForm:
-    """Dtype and shape of an episode's array actions, kept as bytes in its rows.
+    """Dtype and shape of the array actions kept as bytes in the rows (the first action's).
 
     Why bytes: a step's action list (a list and a float per dimension) is the recorder's
     largest per-step allocation, and objects kept for a whole episode crowd the physics out
@@ -277,7 +279,7 @@ class _ActionForm:
 
     @staticmethod
     def of(action: np.ndarray) -> _ActionForm:
-        """The form of ``action``'s episode (dtype None unless bool, integer or float)."""
+        """The form of ``action`` (dtype None unless bool, integer or float)."""
         if action.dtype.kind not in "biuf":
             return _ActionForm(None, action.shape, None)
         buffer = (np.ndarray, action.data.format, action.shape)
@@ -290,8 +292,7 @@ class _ActionForm:
         return action
 
 
-@dataclass(frozen=True)
-class _Header:
+class _Header(NamedTuple):
     """What a record needs from the reset (the rest is built when the record is)."""
 
     episode: int
@@ -301,8 +302,7 @@ class _Header:
     context: JudgeContext | None
 
 
-@dataclass(frozen=True)
-class _Finished:
+class _Finished(NamedTuple):
     """A finished episode's rows; :meth:`build` makes its :class:`EpisodeRecord`."""
 
     recorder: JudgeRecord
