@@ -412,7 +412,12 @@ static void rowlog_dealloc(RowLog *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int ready(RowLog *self) {
+/* 0 when a method `name` got its `n` arguments and the log is initialised, else -1 (raised). */
+static int callable_with(RowLog *self, const char *name, Py_ssize_t nargs, Py_ssize_t n) {
+    if (nargs != n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", name, n, nargs);
+        return -1;
+    }
     if (self->buf.data != NULL) return 0;
     PyErr_SetString(PyExc_ValueError, "RowLog.__init__ was not called");
     return -1;
@@ -453,11 +458,7 @@ PyDoc_STRVAR(add_row_doc,
 "does not hold or a value is not plain: the caller then builds the row and calls add().");
 
 static PyObject *rowlog_add_row(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "add_row() takes 8 arguments");
-        return NULL;
-    }
-    if (ready(self) < 0) return NULL;
+    if (callable_with(self, "add_row", nargs, 8) < 0) return NULL;
     PyObject *fast = args[0];
     if (!PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) < 2) Py_RETURN_FALSE;
     Py_ssize_t start = self->buf.len;
@@ -475,11 +476,7 @@ PyDoc_STRVAR(add_doc,
 "Add row, packed as pack() packs it when it is plain, else kept as the object; phi is its Phi.");
 
 static PyObject *rowlog_add(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "add() takes 2 arguments (row, phi)");
-        return NULL;
-    }
-    if (ready(self) < 0) return NULL;
+    if (callable_with(self, "add", nargs, 2) < 0) return NULL;
     Py_ssize_t start = self->buf.len;
     int status = pack_into(&self->buf, args[0], 0);
     if (status != PACKED) self->buf.len = start;
@@ -495,11 +492,8 @@ PyDoc_STRVAR(keep_doc,
 "keep(row, phi) -> None\n\nAdd row kept as the object, not packed (phi: its Phi).");
 
 static PyObject *rowlog_keep(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "keep() takes 2 arguments (row, phi)");
-        return NULL;
-    }
-    if (ready(self) < 0 || add_entry(self, self->buf.len, args[0], args[1]) < 0) return NULL;
+    if (callable_with(self, "keep", nargs, 2) < 0) return NULL;
+    if (add_entry(self, self->buf.len, args[0], args[1]) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -516,32 +510,36 @@ static PyObject *row_at(RowLog *self, Py_ssize_t i) {
     return row;
 }
 
+/* Row i's Phi: the double as a float, or the object given. */
+static PyObject *phi_at(RowLog *self, Py_ssize_t i) {
+    Entry *entry = &self->entries[i];
+    return entry->phi_object != NULL ? Py_NewRef(entry->phi_object)
+                                     : PyFloat_FromDouble(entry->phi);
+}
+
+/* [item(self, i) for each row i], NULL with the exception of the first failing item. */
+static PyObject *each_row(RowLog *self, PyObject *(*item)(RowLog *, Py_ssize_t)) {
+    PyObject *list = PyList_New(self->n);
+    for (Py_ssize_t i = 0; list != NULL && i < self->n; i++) {
+        PyObject *value = item(self, i);
+        if (value == NULL) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, i, value);
+    }
+    return list;
+}
+
 PyDoc_STRVAR(rows_doc, "rows() -> list\n\nEvery row, in order (unpacked, or the object kept).");
 
 static PyObject *rowlog_rows(RowLog *self, PyObject *unused) {
     (void)unused;
-    PyObject *rows = PyList_New(self->n);
-    for (Py_ssize_t i = 0; rows != NULL && i < self->n; i++) {
-        PyObject *row = row_at(self, i);
-        if (row == NULL) Py_CLEAR(rows);
-        else PyList_SET_ITEM(rows, i, row);
-    }
-    return rows;
+    return each_row(self, row_at);
 }
 
 PyDoc_STRVAR(phis_doc, "phis() -> list\n\nEach row's Phi, in order (floats, or the objects given).");
 
 static PyObject *rowlog_phis(RowLog *self, PyObject *unused) {
     (void)unused;
-    PyObject *phis = PyList_New(self->n);
-    for (Py_ssize_t i = 0; phis != NULL && i < self->n; i++) {
-        Entry *entry = &self->entries[i];
-        PyObject *phi = entry->phi_object != NULL ? Py_NewRef(entry->phi_object)
-                                                  : PyFloat_FromDouble(entry->phi);
-        if (phi == NULL) Py_CLEAR(phis);
-        else PyList_SET_ITEM(phis, i, phi);
-    }
-    return phis;
+    return each_row(self, phi_at);
 }
 
 PyDoc_STRVAR(packed_doc, "packed(i) -> bytes or None\n\nRow i's bytes (None: kept as the object).");
