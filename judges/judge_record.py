@@ -160,7 +160,7 @@ class JudgeRecord(BaseJudgeWrapper):
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
         # the row (see _Row): packed in one call in the common case (an info dict, an array
-        # action of the episode's form, plain values), else built by _row
+        # action of the recorder's form, plain values), else built by _row
         log = cast(RowLog, self._log)
         form = self._action_form
         buffer = form.buffer if form is not None else None
@@ -257,7 +257,7 @@ episode, bench/judge_overhead.py's task); a bytes object a step still costs an a
 cold free, and a list of Φ floats a cold read by the OPD sums: the log has one buffer, sized
 from the previous episode, and keeps Φ as doubles. Likewise the three values of ``info`` rather
 than the env's info dict. The action is JSON-ready, or the
-bytes of a numeric array of the episode's :class:`_ActionForm`.
+bytes of a numeric array of the recorder's :class:`_ActionForm`.
 """
 
 
