@@ -97,7 +97,7 @@ class JudgeRecord(BaseJudgeWrapper):
         self.key = key
         self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
         self._live_ok = False
-        self._log: RowLog | None = None  # the episode's rows and their Φ
+        self._log = RowLog()  # the episode's rows and their Φ (between episodes: unrecorded)
         self._log_bytes = 0  # the last episode's packed bytes: the next log's capacity
         self._header: _Header | None = None
         self._action_form: _ActionForm | None = None
@@ -161,7 +161,7 @@ class JudgeRecord(BaseJudgeWrapper):
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
         # the row (see _Row): packed in one call in the common case (an info dict, an array
         # action of the recorder's form, plain values), else built by _row
-        log = cast(RowLog, self._log)
+        log = self._log
         form = self._action_form
         buffer = form.buffer if form is not None else None
         if buffer is None or not log.add_row(
@@ -219,9 +219,10 @@ class JudgeRecord(BaseJudgeWrapper):
 
     def _finish(self, finished: bool) -> Path | None:
         header, log = self._header, self._log
-        if header is None or log is None:
+        if header is None:
             return None
-        self._header, self._log, self._log_bytes = None, None, log.nbytes
+        # steps after the episode's end, before a reset, go to a log no record reads (as before)
+        self._header, self._log, self._log_bytes = None, RowLog(), log.nbytes
         phi = log.phis()
         opd = None
         if None not in phi:

@@ -79,6 +79,23 @@ def test_unfinished_episode_is_written_on_reset(short_drawer_env, tmp_path):
     assert EpisodeRecord.load(tmp_path / "episode_000001.json").outcome["steps"] == 0
 
 
+def test_steps_past_the_episodes_end_leave_its_record_as_it_was():
+    """Stepping on after the last step without a reset records nothing and changes nothing."""
+    from simjudge.tasks.spec import make_task_env
+
+    env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=2), make_judge("privileged"))
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step(np.zeros(7, dtype=np.float32))
+    pending = env._pending
+    for _ in range(2):  # past the end, no reset
+        env.step(np.zeros(7, dtype=np.float32))
+    record = env.last_record
+    assert env._pending is None and pending is not None and len(pending.log) == 3
+    assert len(record.steps) == 3 and record.outcome["finished"] is True
+    env.close()
+
+
 def test_judge_without_potential_records_no_opd(short_drawer_env):
     env = JudgeRecord(short_drawer_env, CodeRewardJudge(REWARD_OK))
     out = run_actions(env, [np.zeros(7)] * 10)
