@@ -17,7 +17,7 @@
  * RowLog holds an episode's rows packed back to back in one buffer, with each row's Phi as a
  * double (see its comment below). Its add_row() is the recorder's common row packed in one call,
  * with pack()'s bytes: it also looks up three keys in info (an exact dict) and copies an array
- * action of the episode's form through the buffer protocol (its exact type checked first).
+ * action of the recorder's form through the buffer protocol (its exact type checked first).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -144,24 +144,6 @@ static int pack_into(Buffer *buf, PyObject *obj, int depth) {
     return UNPACKABLE;
 }
 
-static void start(Buffer *buf) {
-    buf->data = buf->small;
-    buf->len = 0;
-    buf->cap = SMALL;
-}
-
-/* What pack() returns for a finished buffer: bytes, None, or NULL on an error. */
-static PyObject *packed(Buffer *buf, int status) {
-    PyObject *result = NULL;
-    if (status == PACKED) {
-        result = PyBytes_FromStringAndSize(buf->data, buf->len);
-    } else if (status == UNPACKABLE) {
-        result = Py_NewRef(Py_None);
-    }
-    if (buf->data != buf->small) PyMem_Free(buf->data);
-    return result;
-}
-
 PyDoc_STRVAR(pack_doc,
 "pack(obj) -> bytes or None\n\n"
 "obj as bytes when it is made only of None, bools, 64-bit ints, floats, str, bytes, and\n"
@@ -170,9 +152,18 @@ PyDoc_STRVAR(pack_doc,
 static PyObject *pack(PyObject *self, PyObject *obj) {
     (void)self;
     Buffer buf;
-    start(&buf);
+    buf.data = buf.small;
+    buf.len = 0;
+    buf.cap = SMALL;
     int status = pack_into(&buf, obj, 0);
-    return packed(&buf, status);
+    PyObject *result = NULL;
+    if (status == PACKED) {
+        result = PyBytes_FromStringAndSize(buf.data, buf.len);
+    } else if (status == UNPACKABLE) {
+        result = Py_NewRef(Py_None);
+    }
+    if (buf.data != buf.small) PyMem_Free(buf.data);
+    return result;
 }
 
 /* The info keys a recorder's row reads (interned once, at import). */
