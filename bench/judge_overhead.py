@@ -10,7 +10,8 @@ a network forward per step) is measured against the bare env in rounds of its ow
 (``learned judge ... ratio``). The envs replay the same random actions (suction off, the
 common case of reward subtasks) over episodes of the task's horizon, resets included; the
 measurements alternate in chunks of ``--chunk`` steps (one episode by default) within each
-round, in an order that rotates from chunk to chunk, so machine noise hits all envs alike.
+round, in a random order (seeded) drawn afresh for every chunk, so machine noise hits all envs
+alike and each env runs after each other equally often.
 
 Prints steps/s of both (medians), per-step overhead, the judges' own time per observe, the
 in-run split (the share of the wrapped env's time spent in the bare env's own
@@ -21,13 +22,24 @@ recorder with one judge, a panel of one), the in-run ratio (the split divided by
 measured the same way on the bare env itself, below 1 by the bench loop's own share: action
 rows, the loop, unpacking; what the split estimates the ratio with, blind only to what the
 wrapper does to the inner env's own speed, e.g. through the CPU caches), and
-``ratio: X`` (target ≥ 0.95) = the median over every chunk pair of the rounds of the bare env's
-time ÷ the wrapped env's time on the same chunk (the same steps, run one right after the
-other): the rate ratio, each pair measured within ~100 ms. Why pairs and not rounds: another
+``ratio: X`` (target ≥ 0.95) = the median over every chunk pair of the rounds of the bare envs'
+time ÷ the wrapped envs' time on the same chunk (the same steps, run one right after the
+other; means over the envs of each kind, see below): the rate ratio, each pair measured within
+~200 ms. Why pairs and not rounds: another
 tenant's burst of work lands on single chunks (one round's ratio moves by up to ±7 % here,
 while the in-run split moves by ±0.2 %); a round's sum keeps the burst, the median over pairs
 does not. The per-round ratios and their median are printed beside it, with the pairs'
 quartiles. The panel of 4 and the learned judge are measured the same way.
+
+Each env's speed relative to another's also depends on where its memory landed (two bare envs
+in one process differ by up to ±1.5 %, a different draw in each process), so the bench measures
+``--envs-each`` (default 2) bare envs and as many wrapped envs in the same rounds, and each
+chunk pair compares the bare envs' mean time with the wrapped envs' mean time on that chunk;
+the two bare envs against each other give ``control ratio`` (bare ÷ bare: the bench's own
+floor, ~1.00 ± 0.01). And the first env a process makes runs ~0.5 % slower than those made
+after it (with two bare envs measured, the one made first was the slower one: 1.006 in the
+first place, 0.995 in the second, 1.002 with a third env made before both; six runs each),
+so the bench makes one env it never steps before those it measures.
 
 Time is the process's CPU time by default (``--clock cpu``): physics runs in-process, and
 CPU time is what the judges add, whereas wall time on a shared machine mostly measures
@@ -38,7 +50,7 @@ fast path (µs per observe, an instrumented pass after the rounds) and the rates
 steps and on each episode's last step (Φ stays every step); the default 1 judges every step.
 
 Usage: ``python bench/judge_overhead.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 7]
-[--clock cpu|wall] [--success-every 1] [--chunk 100]``
+[--clock cpu|wall] [--success-every 1] [--chunk 100] [--envs-each 2]``
 """
 
 from __future__ import annotations
@@ -130,19 +142,29 @@ def _rate(env, actions: np.ndarray, clock=time.process_time) -> float:
     return len(actions) / (clock() - start)
 
 
-def _round_times(envs, actions: np.ndarray, clock, chunk: int) -> list[list[float]]:
+def _round_times(
+    envs, actions: np.ndarray, clock, chunk: int, seed: int = 0
+) -> list[list[float]]:
     """Seconds each env spent on each chunk of ``actions``, the envs taking turns every ``chunk``.
 
-    The turn order rotates from chunk to chunk, so each env follows each other equally often
-    (what runs just before an env changes what it finds in the CPU caches).
+    Each turn runs the envs in a random order (seeded), its first env never the previous turn's
+    last: what runs just before an env changes what it finds in the CPU caches, so every env
+    must follow each other as often. A fixed rotation does not do that: there env k nearly
+    always follows env k - 1 (in five runs with the rotation, the bare env that followed the
+    panel of 4 was 1.3 % slower on average than the other bare env; 0.6 % with random orders).
     """
     times: list[list[float]] = [[] for _ in envs]
     for env in envs:
         env.reset(seed=0)
-    for turn, start in enumerate(range(0, len(actions), chunk)):
+    rng = np.random.default_rng(seed)
+    last = -1
+    for start in range(0, len(actions), chunk):
         part = actions[start : start + chunk]
-        first = turn % len(envs)
-        for k in [*range(first, len(envs)), *range(first)]:
+        order = [int(k) for k in rng.permutation(len(envs))]
+        if order[0] == last and len(envs) > 1:
+            order[0], order[-1] = order[-1], order[0]
+        last = order[-1]
+        for k in order:
             env = envs[k]
             t0 = clock()
             for action in part:
@@ -151,6 +173,11 @@ def _round_times(envs, actions: np.ndarray, clock, chunk: int) -> list[list[floa
                     env.reset(seed=0)
             times[k].append(clock() - t0)
     return times
+
+
+def _mean_chunks(times: list[list[float]]) -> list[float]:
+    """Several envs' seconds per chunk (same chunks) as their mean per chunk."""
+    return [sum(chunk) / len(chunk) for chunk in zip(*times, strict=True)]
 
 
 class _Pairs:
@@ -324,8 +351,8 @@ def _learned_line(task: str, actions: np.ndarray, clock, rounds: int, chunk: int
     try:
         _rate(bare, actions[:20])
         pairs = _Pairs()
-        for _ in range(rounds):
-            times = _round_times([bare, learned], actions, clock, chunk)
+        for index in range(rounds):
+            times = _round_times([bare, learned], actions, clock, chunk, seed=index)
             pairs.add(times[0], times[1], len(actions))
     finally:
         learned.close()
@@ -344,24 +371,33 @@ def main() -> None:
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     parser.add_argument("--success-every", type=int, default=1)
     parser.add_argument("--chunk", type=int, default=100, help="steps per turn")
+    parser.add_argument("--envs-each", type=int, default=2,
+                        help="bare envs and wrapped envs measured (their means are compared)")
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
     every = args.success_every
+    each = max(1, args.envs_each)
 
-    bare = make_task_env(args.task)
-    wrapped = judged_env(args.task, "panel", every)
+    unmeasured = make_task_env(args.task)  # never stepped: a process's first env runs slower
+    bares = [make_task_env(args.task) for _ in range(each)]
+    panels = [judged_env(args.task, "panel", every) for _ in range(each)]
     four = judged_env(args.task, "panel-4", every)
+    envs = [*bares, *panels, four]
+    bare, wrapped = bares[0], panels[0]
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, size=(args.steps, 7)).astype(np.float32)
     actions[:, 6] = -1.0
-    for env in (bare, wrapped, four):  # warm up (imports, caches, compiled code)
+    for env in envs:  # warm up (imports, caches, compiled code)
         _rate(env, actions[:200])
-    bare_rates, panel, four_panel = [], _Pairs(), _Pairs()
-    for _ in range(args.rounds):
-        times = _round_times([bare, wrapped, four], actions, clock, max(1, args.chunk))
-        bare_rates.append(len(actions) / sum(times[0]))
-        panel.add(times[0], times[1], len(actions))
-        four_panel.add(times[0], times[2], len(actions))
+    bare_rates, panel, four_panel, control = [], _Pairs(), _Pairs(), _Pairs()
+    for index in range(args.rounds):
+        times = _round_times(envs, actions, clock, max(1, args.chunk), seed=index)
+        bare_mean = _mean_chunks(times[:each])
+        bare_rates.append(len(actions) / sum(bare_mean))
+        panel.add(bare_mean, _mean_chunks(times[each : 2 * each]), len(actions))
+        four_panel.add(bare_mean, times[-1], len(actions))
+        if each >= 2:
+            control.add(times[0], times[1], len(actions))
     bare_rate = statistics.median(bare_rates)
     wrapped_rate = statistics.median(panel.rates)
     splits = [_split(wrapped, actions, clock) for _ in range(3)]
@@ -371,11 +407,12 @@ def main() -> None:
     layers = _layer_splits(args.task, actions, clock, every)
     member_us = _member_us(wrapped, actions, clock)
     four_us = _member_us(four, actions, clock)
-    for env in (four, wrapped, bare):
+    for env in (*reversed(envs), unmeasured):
         env.close()
 
     print(f"task: {args.task}  horizon: {bare.horizon}  rounds: {args.rounds}  "
-          f"steps/round: {args.steps}  clock: {args.clock}  success every: {every}")
+          f"steps/round: {args.steps}  clock: {args.clock}  success every: {every}  "
+          f"envs each: {each}")
     print(f"bare env steps/s (median):    {bare_rate:,.0f}")
     print(f"wrapped env steps/s (median): {wrapped_rate:,.0f}")
     print(f"overhead per step: {1e6 * (1 / wrapped_rate - 1 / bare_rate):.1f} us")
@@ -396,6 +433,9 @@ def main() -> None:
     print("in-run split by layer (what each part of the judged step costs here): "
           + ", ".join(f"{name} {value:.3f}" for name, value in {"bare env": own_split,
                                                                  **layers}.items()))
+    if each >= 2:
+        print(f"control ratio (bare env 1 / bare env 2): {control.ratio:.3f}  "
+              f"({control.spread()})")
     print(f"ratio: {panel.ratio:.3f}")
 
 
