@@ -181,7 +181,7 @@ def _mean_chunks(times: list[list[float]]) -> list[float]:
 
 
 class _Pairs:
-    """One env's rounds against the bare env's: per-round rates and chunk-pair ratios."""
+    """One env's rounds (or several envs' mean) against the bare envs': rates, pair ratios."""
 
     def __init__(self) -> None:
         self.rates: list[float] = []
@@ -374,9 +374,11 @@ def main() -> None:
     parser.add_argument("--envs-each", type=int, default=2,
                         help="bare envs and wrapped envs measured (their means are compared)")
     args = parser.parse_args()
+    if args.envs_each < 1:
+        parser.error(f"--envs-each must be at least 1, got {args.envs_each}")
     clock = CLOCKS[args.clock]
     every = args.success_every
-    each = max(1, args.envs_each)
+    each = args.envs_each
 
     unmeasured = make_task_env(args.task)  # never stepped: a process's first env runs slower
     bares = [make_task_env(args.task) for _ in range(each)]
