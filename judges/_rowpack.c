@@ -167,7 +167,7 @@ static PyObject *pack(PyObject *self, PyObject *obj) {
 }
 
 /* The info keys a recorder's row reads (interned once, at import). */
-static PyObject *KEY_PROGRESS, *KEY_SUCCESS, *KEY_STATE;
+static PyObject *KEY_PROGRESS, *KEY_SUCCESS, *KEY_STATE, *ATTR_DTYPE;
 
 /* info[key] or None (a borrowed reference); NULL with an exception set on a lookup error. */
 static PyObject *info_get(PyObject *info, PyObject *key) {
@@ -175,26 +175,33 @@ static PyObject *info_get(PyObject *info, PyObject *key) {
     return value != NULL || PyErr_Occurred() ? value : Py_None;
 }
 
-/* The action's bytes when it is of `form` = (array type, buffer format, shape) and C-contiguous
- * (what action.tobytes() gives); UNPACKABLE otherwise. */
+/* The action's bytes when it is of `form` = (array type, dtype object, shape) and C-contiguous
+ * (what action.tobytes() gives), None when it is None; UNPACKABLE otherwise. */
 static int pack_action(Buffer *buf, PyObject *action, PyObject *form) {
+    if (action == Py_None) return pack_into(buf, action, 1); /* the reset's row: no action */
     if (!PyTuple_CheckExact(form) || PyTuple_GET_SIZE(form) != 3) return UNPACKABLE;
-    PyObject *type = PyTuple_GET_ITEM(form, 0), *format = PyTuple_GET_ITEM(form, 1);
+    PyObject *type = PyTuple_GET_ITEM(form, 0), *dtype = PyTuple_GET_ITEM(form, 1);
     PyObject *shape = PyTuple_GET_ITEM(form, 2);
-    if ((PyObject *)Py_TYPE(action) != type || !PyUnicode_CheckExact(format)
-        || !PyTuple_CheckExact(shape)) {
+    if ((PyObject *)Py_TYPE(action) != type || !PyTuple_CheckExact(shape)) return UNPACKABLE;
+    /* the dtype by identity (numpy's own descriptor object), not the buffer's format string:
+     * a buffer with its format is built afresh for each array, in numpy code that is cold
+     * after a physics step */
+    PyObject *own = PyObject_GetAttr(action, ATTR_DTYPE);
+    if (own == NULL) {
+        PyErr_Clear();
         return UNPACKABLE;
     }
+    int same_dtype = own == dtype;
+    Py_DECREF(own);
+    if (!same_dtype) return UNPACKABLE;
     Py_buffer view;
-    if (PyObject_GetBuffer(action, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+    if (PyObject_GetBuffer(action, &view, PyBUF_C_CONTIGUOUS) < 0) {
         PyErr_Clear(); /* e.g. a strided view: the caller's general path copies it */
         return UNPACKABLE;
     }
     int status = UNPACKABLE;
-    const char *want = PyUnicode_AsUTF8(format);
     Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-    int same = want != NULL && view.format != NULL && strcmp(view.format, want) == 0
-               && view.ndim == ndim;
+    int same = view.ndim == ndim;
     for (Py_ssize_t i = 0; same && i < ndim; i++) {
         PyObject *size = PyTuple_GET_ITEM(shape, i);
         same = PyLong_CheckExact(size) && PyLong_AsSsize_t(size) == view.shape[i];
@@ -445,7 +452,8 @@ PyDoc_STRVAR(add_row_doc,
 "Add the row (fast, info.get('progress'), info.get('success'), info.get('state') if states\n"
 "else None, action.tobytes(), reward, terminated, truncated) packed as pack() packs it, with\n"
 "Phi fast[1], in one call; for an exact tuple fast, a dict info and an action of form =\n"
-"(array type, buffer format, shape), C-contiguous. False (nothing added) when any of that\n"
+"(array type, dtype object, shape), C-contiguous, or None (the reset's row: packed as None,\n"
+"whatever form). False (nothing added) when any of that\n"
 "does not hold or a value is not plain: the caller then builds the row and calls add().");
 
 static PyObject *rowlog_add_row(RowLog *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -533,6 +541,25 @@ static PyObject *rowlog_phis(RowLog *self, PyObject *unused) {
     return each_row(self, phi_at);
 }
 
+PyDoc_STRVAR(phi_doubles_doc,
+"phi_doubles() -> bytes or None\n\n"
+"Each row's Phi as native doubles back to back, or None when some Phi is not a float: what\n"
+"the OPD metrics read at an episode's end (metrics._opd.metrics), without a float object each.");
+
+static PyObject *rowlog_phi_doubles(RowLog *self, PyObject *unused) {
+    (void)unused;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        if (self->entries[i].phi_object != NULL) Py_RETURN_NONE;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, self->n * (Py_ssize_t)sizeof(double));
+    if (out == NULL) return NULL;
+    char *raw = PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        memcpy(raw + i * sizeof(double), &self->entries[i].phi, sizeof(double));
+    }
+    return out;
+}
+
 PyDoc_STRVAR(packed_doc, "packed(i) -> bytes or None\n\nRow i's bytes (None: kept as the object).");
 
 static PyObject *rowlog_packed(RowLog *self, PyObject *index) {
@@ -560,6 +587,7 @@ static PyMethodDef rowlog_methods[] = {
     {"keep", (PyCFunction)(void (*)(void))rowlog_keep, METH_FASTCALL, keep_doc},
     {"rows", (PyCFunction)rowlog_rows, METH_NOARGS, rows_doc},
     {"phis", (PyCFunction)rowlog_phis, METH_NOARGS, phis_doc},
+    {"phi_doubles", (PyCFunction)rowlog_phi_doubles, METH_NOARGS, phi_doubles_doc},
     {"packed", (PyCFunction)rowlog_packed, METH_O, packed_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -607,7 +635,10 @@ PyMODINIT_FUNC PyInit__rowpack(void) {
     KEY_PROGRESS = PyUnicode_InternFromString("progress");
     KEY_SUCCESS = PyUnicode_InternFromString("success");
     KEY_STATE = PyUnicode_InternFromString("state");
-    if (KEY_PROGRESS == NULL || KEY_SUCCESS == NULL || KEY_STATE == NULL) return NULL;
+    ATTR_DTYPE = PyUnicode_InternFromString("dtype");
+    if (KEY_PROGRESS == NULL || KEY_SUCCESS == NULL || KEY_STATE == NULL || ATTR_DTYPE == NULL) {
+        return NULL;
+    }
     if (PyType_Ready(&RowLogType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddObjectRef(m, "RowLog", (PyObject *)&RowLogType) < 0) Py_CLEAR(m);

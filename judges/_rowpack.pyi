@@ -25,6 +25,8 @@ class RowLog:
         """Every row, in order."""
     def phis(self) -> list[Any]:
         """Each row's Φ, in order."""
+    def phi_doubles(self) -> bytes | None:
+        """Each row's Φ as native doubles (None when some Φ is not a float)."""
     def packed(self, index: int) -> bytes | None:
         """Row ``index``'s bytes (None: kept as the object)."""
     def __len__(self) -> int: ...

@@ -330,7 +330,9 @@ class Judge:
             ValueError: The judge already serves another live env.
         """
         current = self._owner() if self._owner is not None else None
-        if current is not None and current is not owner:
+        if current is owner:  # already bound to it (every reset asks again)
+            return
+        if current is not None:
             raise ValueError(
                 f"{self.label} is already used by another env; give each env its own judge "
                 "(judge.clone(), or make_judge(spec) inside the env factory)"

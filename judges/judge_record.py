@@ -16,7 +16,7 @@ from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
 from .metrics import StreamingOPD
-from .metrics.opd import streamed_opd_metrics
+from .metrics.opd import opd_scorer
 from .signals import SUCCESS, VERDICT_OF_CODE, FastSignal, to_jsonable
 from .stepping import BaseJudgeWrapper, ContextSource, put_info
 
@@ -93,6 +93,7 @@ class JudgeRecord(BaseJudgeWrapper):
         self.folder = Path(folder) if folder is not None else None
         self.epsilon = float(epsilon)
         self.k = int(k)
+        self._score_opd = opd_scorer(self.epsilon, self.k)  # checks ε and k now, not at an end
         self.record_states = bool(record_states)
         self.key = key
         self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
@@ -126,17 +127,20 @@ class JudgeRecord(BaseJudgeWrapper):
         self._finish(finished=False)
         obs, info = self.env.reset(seed=seed, options=options)
         fast = self._judge_reset(obs, info, seed)
-        self._header = _Header(
-            episode=self.episode,
-            spec=getattr(self.env, "spec", None),
-            seed=seed,
-            reset_options=to_jsonable(options) if options is not None else None,
-            context=self.context,
-        )
+        # tuple.__new__: the NamedTuple's fields in order, without its Python-level __new__
+        # (cold after the physics of the reset, as is everything at an episode's ends)
+        self._header = tuple.__new__(_Header, (
+            self.episode,
+            getattr(self.env, "spec", None),
+            seed,
+            to_jsonable(options) if options is not None else None,
+            self.context,
+        ))
         if self._action_form is not None and self._action_form.dtype is None:
             self._action_form = None  # a form that keeps no bytes: let this episode set one
-        self._log = RowLog(self._log_bytes)
-        self._log.add(self._row(fast, info, None, None, False, False), fast[1])
+        log = self._log = RowLog(self._log_bytes)
+        if not log.add_row(fast, info, self.record_states, None, None, None, False, False):
+            log.add(self._row(fast, info, None, None, False, False), fast[1])
         if self._live is not None:
             phi = fast[1]
             self._live_ok = phi is not None
@@ -223,17 +227,17 @@ class JudgeRecord(BaseJudgeWrapper):
             return None
         # steps after the episode's end, before a reset, go to a log no record reads (as before)
         self._header, self._log, self._log_bytes = None, RowLog(), log.nbytes
-        phi = log.phis()
-        opd = None
-        if None not in phi:
-            opd = streamed_opd_metrics(cast(list[float], phi), self.epsilon, self.k).as_dict()
+        doubles = log.phi_doubles()  # the common case: every Φ a float, scored in one call
+        if doubles is not None:
+            opd: dict[str, float] | None = self._score_opd(doubles)
+        else:
+            phi = log.phis()
+            opd = None if None in phi else self._score_opd(cast(list[float], phi))
         self._last_opd = opd
         stats = self.judge.stats["observe"]
-        self._pending = _Finished(
-            self, header, log, opd, finished, {"observe_calls": stats.calls,
-                                                "observe_seconds": stats.seconds},
-            self._action_form,
-        )
+        self._pending = tuple.__new__(_Finished, (  # as _Header above
+            self, header, log, opd, finished, (stats.calls, stats.seconds), self._action_form,
+        ))
         self._last_record = None
         if self.folder is None:
             return None
@@ -274,8 +278,8 @@ class _ActionForm:
     dtype: np.dtype | None
     """The dtype (None: not a plain number type; such actions are kept as lists)."""
     shape: tuple[int, ...]
-    buffer: tuple[type, str, tuple[int, ...]] | None
-    """(array type, buffer format, shape): what ``RowLog.add_row`` checks an action against before
+    buffer: tuple[type, np.dtype, tuple[int, ...]] | None
+    """(array type, dtype, shape): what ``RowLog.add_row`` checks an action against before
     copying its bytes (None with dtype None)."""
 
     @staticmethod
@@ -283,7 +287,7 @@ class _ActionForm:
         """The form of ``action`` (dtype None unless bool, integer or float)."""
         if action.dtype.kind not in "biuf":
             return _ActionForm(None, action.shape, None)
-        buffer = (np.ndarray, action.data.format, action.shape)
+        buffer = (np.ndarray, action.dtype, action.shape)
         return _ActionForm(action.dtype, action.shape, buffer)
 
     def decode(self, action: Any) -> Any:
@@ -311,7 +315,8 @@ class _Finished(NamedTuple):
     log: RowLog
     opd: dict[str, float] | None
     finished: bool
-    judge_stats: dict[str, Any]
+    judge_stats: tuple[int, float]
+    """The judge's observe calls and seconds when the episode finished."""
     action_form: _ActionForm | None
 
     def build(self) -> EpisodeRecord:
@@ -362,5 +367,6 @@ class _Finished(NamedTuple):
             "truncated": last.truncated,
             "finished": self.finished,
         }
-        record.judge_stats = dict(self.judge_stats)
+        calls, seconds = self.judge_stats
+        record.judge_stats = {"observe_calls": calls, "observe_seconds": seconds}
         return record

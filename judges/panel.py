@@ -114,6 +114,15 @@ class JudgePanel(Judge):
         self._observers = self._bind_observers()
         self._weight_order = tuple(w for _, w, _ in self._observers)
         self._pair = self._bind_pair()
+        self._bound_to = self._binding_key()
+
+    def _binding_key(self) -> tuple[tuple[int, int], ...]:
+        """What the binding reads of the members: each one's ``success_every`` and stats object.
+
+        The stats by ``id`` (CallStats compare by value): the bound ones are alive, held by
+        the binding, so another live stats object cannot have the same id.
+        """
+        return tuple((j.success_every, id(j.stats["observe"])) for j in self.judges.values())
 
     def _bind_observers(self) -> tuple[tuple[Any, float, Any], ...]:
         """(fast path, weight, call stats or None) per member, in order: the panel's hot loop.
@@ -171,7 +180,8 @@ class JudgePanel(Judge):
         for judge in self.judges.values():
             judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
-        self._bind()
+        if getattr(self, "_bound_to", None) != self._binding_key():  # else: bound as it was
+            self._bind()
 
     def close(self) -> None:
         """Close every member."""

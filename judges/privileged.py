@@ -218,8 +218,10 @@ class PrivilegedProgressJudge(Judge):
         self.goal = goal
         self._kind = goal.kind
         self._evaluator = self._evaluator_view = None
-        self._info_keys, self._info_view = self._env_facts()
-        self._info_values = _values_getter(self._info_keys)
+        keys, self._info_view = self._env_facts()
+        if keys is not self._info_keys or self._info_values is None:  # else: kept from before
+            self._info_values = _values_getter(keys)
+        self._info_keys = keys
 
     def _env_facts(self) -> tuple[tuple[str, ...] | None, StateView | None]:
         """The goal's fact keys if the env this judge serves reports this very goal's facts.

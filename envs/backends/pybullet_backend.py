@@ -83,7 +83,7 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         self._reads: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._raw: dict[tuple, Any] = {}  # engine tuples, link-box dicts, signatures
         self._queries: dict[int, tuple[BodyQuery, list[float], np.ndarray | None]] = {}
-        self._batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray]] = {}
+        self._batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray, list[float] | None]] = {}
         self._movable_cache: dict[int, list[int] | None] = {}
         self._fixed_bodies: set[int] = set()
         self._colliders: list[tuple[int, int, int, int]] = []

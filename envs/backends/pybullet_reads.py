@@ -44,7 +44,7 @@ class PyBulletReads:
     _reads: dict[tuple, tuple[np.ndarray, np.ndarray]]
     _raw: dict[tuple, Any]
     _queries: dict[int, tuple[BodyQuery, list[float], np.ndarray | None]]
-    _batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray]]
+    _batches: dict[int, tuple[Sequence[BodyQuery], np.ndarray, list[float] | None]]
     _movable_cache: dict[int, list[int] | None]
     _fixed_bodies: set[int]
     _still: dict[tuple, tuple]
@@ -288,7 +288,7 @@ class PyBulletReads:
         if len(queries) == 1:  # one query of a larger batch read in this state: its slice
             known = per_query.get(id(queries[0]))
             if known is not None and known[0] is queries[0] and known[2] is not None:
-                batches[batch_id] = (queries, known[2])
+                batches[batch_id] = (queries, known[2], None)
                 return known[2]
         flat: list[float] = []
         parts = []
@@ -301,7 +301,7 @@ class PyBulletReads:
             flat += known[1]
         reading = np.fromiter(flat, np.float64, len(flat))  # cheaper than np.array on a list
         reading.setflags(write=False)
-        batches[batch_id] = (queries, reading)
+        batches[batch_id] = (queries, reading, flat)  # flat: the engine's floats, for read_values
         if len(parts) > 1:
             start = 0
             for query, values, _ in parts:
@@ -309,6 +309,24 @@ class PyBulletReads:
                 per_query[id(query)] = (query, values, reading[start:end])
                 start = end
         return reading
+
+    def read_values(self, queries: Sequence[BodyQuery]) -> list[float]:
+        """:meth:`read_bodies` as a list of the same numbers (Python floats), memoised with it.
+
+        Why: a judge's generated condition reads one or two numbers of the reading per step
+        (:mod:`~simjudge.envs.codegen.resolve`); indexing this list costs no numpy call, and a
+        numpy call's code is cold after a physics step. The list is the memo's own: callers
+        must not change it.
+        """
+        hit = self._batches.get(id(queries))
+        if hit is None or hit[0] is not queries:
+            self.read_bodies(queries)
+            hit = self._batches[id(queries)]
+        values = hit[2]
+        if values is None:  # a slice of a larger batch: its numbers once, then memoised
+            values = hit[1].tolist()
+            self._batches[id(queries)] = (queries, hit[1], values)
+        return values
 
     def _read_query(self, query: BodyQuery) -> list[float]:
         # memo hits inline (the common case: another read in this state asked first)

@@ -201,6 +201,8 @@ class _Reading:
         starts = scene.state_query_starts()
         reader = getattr(backend, "read_bodies", None)
         self.read = reader if reader is not None else partial(read_bodies_via_getters, backend)
+        self.values: Callable[[Any], list[float]] | None = getattr(backend, "read_values", None)
+        """The reading as a list of floats (memoised by the backend), where the backend has one."""
         self.parts: dict[int, tuple[Any, dict[str, int]]] = {}
         for query, start in zip(self.queries, starts, strict=True):
             at = {key: start + value for key, value in body_reading_offsets(query).items()}
@@ -219,7 +221,18 @@ def _joint_state(r: _Reading, obj_name: str, joint: str) -> Reader:
     obj = r.object(obj_name)
     query, at = r.part(obj.body)
     k = at["joints"] + query.joints.index(obj.joint_index[joint])
-    read, queries = r.read, r.queries
+    read, values, queries = r.read, r.values, r.queries
+    if values is not None:  # the reading's list: one index, no numpy call (cold after physics)
+
+        def joint_value() -> float:
+            try:
+                return values(queries)[k]
+            except (GeneratedCodeError, MemoryError):
+                raise
+            except Exception as exc:
+                raise _failed("get_joint_state", exc) from exc
+
+        return joint_value
 
     def joint_state() -> float:
         try:

@@ -34,6 +34,7 @@ from .opd import (
     mc_at_k,
     milestone_coverage,
     opd_metrics,
+    opd_scorer,
     progress,
     summarize_episodes,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "calibrate_epsilon",
     "milestone_coverage",
     "opd_metrics",
+    "opd_scorer",
     "progress",
     # OPD reports over episodes and policies
     "FAILURE_TYPES",

@@ -12,6 +12,72 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <string.h>
+
+/* StreamingOPD's running state: reset(phi_0), then add() per further Phi, in its order. */
+typedef struct {
+    double top, phi_0, prev, tv, tv_c, regret, regret_c;
+    Py_ssize_t stagnant;
+} Sums;
+
+static void sums_reset(Sums *s, double phi_0) {
+    s->top = s->phi_0 = s->prev = phi_0;
+    s->tv = s->tv_c = s->regret = s->regret_c = 0.0;
+    s->stagnant = 0;
+}
+
+static void sums_add(Sums *s, double value, double epsilon) {
+    double step = fabs(value - s->prev);
+    double total = s->tv + step;
+    s->tv_c += s->tv >= step ? (s->tv - total) + step : (step - total) + s->tv;
+    s->tv = total;
+    s->stagnant += step < epsilon;
+    if (value > s->top) s->top = value;
+    double gap = s->top - value;
+    total = s->regret + gap;
+    s->regret_c += s->regret >= gap ? (s->regret - total) + gap : (gap - total) + s->regret;
+    s->regret = total;
+    s->prev = value;
+}
+
+/* The sums over values, a non-empty list of floats in [0, 1]: 1, or 0 when it is not one. */
+static int list_sums(PyObject *values, double epsilon, Sums *s, Py_ssize_t *n_out) {
+    if (!PyList_CheckExact(values)) return 0;
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(values, i);
+        if (!PyFloat_CheckExact(item)) return 0;
+        double v = PyFloat_AS_DOUBLE(item);
+        if (!(0.0 <= v && v <= 1.0)) return 0; /* NaN fails too */
+    }
+    sums_reset(s, PyFloat_AS_DOUBLE(PyList_GET_ITEM(values, 0)));
+    for (Py_ssize_t i = 1; i < n; i++) sums_add(s, PyFloat_AS_DOUBLE(PyList_GET_ITEM(values, i)), epsilon);
+    *n_out = n;
+    return 1;
+}
+
+/* The sums over values, a bytes object of native doubles, all in [0, 1]: 1, or 0 when not. */
+static int bytes_sums(PyObject *values, double epsilon, Sums *s, Py_ssize_t *n_out) {
+    if (!PyBytes_CheckExact(values)) return 0;
+    Py_ssize_t size = PyBytes_GET_SIZE(values);
+    if (size == 0 || size % (Py_ssize_t)sizeof(double) != 0) return 0;
+    Py_ssize_t n = size / (Py_ssize_t)sizeof(double);
+    const char *raw = PyBytes_AS_STRING(values);
+    double v;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        memcpy(&v, raw + i * sizeof(double), sizeof(double));
+        if (!(0.0 <= v && v <= 1.0)) return 0;
+    }
+    memcpy(&v, raw, sizeof(double));
+    sums_reset(s, v);
+    for (Py_ssize_t i = 1; i < n; i++) {
+        memcpy(&v, raw + i * sizeof(double), sizeof(double));
+        sums_add(s, v, epsilon);
+    }
+    *n_out = n;
+    return 1;
+}
 
 PyDoc_STRVAR(sums_doc,
 "sums(values, epsilon) -> (top, phi_0, last, tv, tv_c, regret, regret_c, stagnant) or None\n\n"
@@ -24,41 +90,64 @@ static PyObject *sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "sums(values, epsilon) takes 2 arguments");
         return NULL;
     }
-    PyObject *values = args[0];
     double epsilon = PyFloat_AsDouble(args[1]);
     if (epsilon == -1.0 && PyErr_Occurred()) return NULL;
-    if (!PyList_CheckExact(values)) Py_RETURN_NONE;
-    Py_ssize_t n = PyList_GET_SIZE(values);
-    if (n == 0) Py_RETURN_NONE;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        if (!PyFloat_CheckExact(item)) Py_RETURN_NONE;
-        double v = PyFloat_AS_DOUBLE(item);
-        if (!(0.0 <= v && v <= 1.0)) Py_RETURN_NONE; /* NaN fails too */
+    Sums s;
+    Py_ssize_t n;
+    if (!list_sums(args[0], epsilon, &s, &n)) Py_RETURN_NONE;
+    return Py_BuildValue("(dddddddn)", s.top, s.phi_0, s.prev, s.tv, s.tv_c, s.regret,
+                         s.regret_c, s.stagnant);
+}
+
+/* opd.py's DELTA: the PPL denominator's delta. */
+#define DELTA 1e-8
+
+PyDoc_STRVAR(metrics_doc,
+"metrics(values, epsilon, k) -> {'MC', 'MP', 'PPL', 'CRA', 'STR'} or None\n\n"
+"streamed_opd_metrics(values, epsilon, k).as_dict() for a checked epsilon (float) and k (int\n"
+">= 1), in one call: _assemble's arithmetic on the sums of sums(), in its order. values is a\n"
+"list of floats or a bytes object of native doubles; None when it is not a non-empty one with\n"
+"every value in [0, 1] (the caller then takes the checked path, which raises the usual error).");
+
+static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "metrics(values, epsilon, k) takes 3 arguments");
+        return NULL;
     }
-    double phi_0 = PyFloat_AS_DOUBLE(PyList_GET_ITEM(values, 0));
-    double prev = phi_0, top = phi_0;
-    double tv = 0.0, tv_c = 0.0, regret = 0.0, regret_c = 0.0;
-    Py_ssize_t stagnant = 0;
-    for (Py_ssize_t i = 1; i < n; i++) {
-        double value = PyFloat_AS_DOUBLE(PyList_GET_ITEM(values, i));
-        double step = fabs(value - prev);
-        double total = tv + step;
-        tv_c += tv >= step ? (tv - total) + step : (step - total) + tv;
-        tv = total;
-        stagnant += step < epsilon;
-        if (value > top) top = value;
-        double gap = top - value;
-        total = regret + gap;
-        regret_c += regret >= gap ? (regret - total) + gap : (gap - total) + regret;
-        regret = total;
-        prev = value;
+    double epsilon = PyFloat_AsDouble(args[1]);
+    if (epsilon == -1.0 && PyErr_Occurred()) return NULL;
+    long k = PyLong_AsLong(args[2]);
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    if (k < 1) {
+        PyErr_SetString(PyExc_ValueError, "metrics: k must be >= 1");
+        return NULL;
     }
-    return Py_BuildValue("(dddddddn)", top, phi_0, prev, tv, tv_c, regret, regret_c, stagnant);
+    Sums s;
+    Py_ssize_t n;
+    if (!list_sums(args[0], epsilon, &s, &n) && !bytes_sums(args[0], epsilon, &s, &n)) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t T = n - 1;
+    double mp = s.top, phi_0 = s.phi_0, phi_T = s.prev;
+    double tv = s.tv + s.tv_c, regret = s.regret + s.regret_c;
+    double rise = phi_T - phi_0;
+    double ppl = phi_T * (0.0 > rise ? 0.0 : rise) / (tv + DELTA); /* Python's max(rise, 0.0) */
+    double str_ = T ? (double)s.stagnant / (double)T : 0.0;
+    double cra = regret / (double)(T + 1);
+    /* milestone_coverage(mp, k): the largest edge j / k <= mp */
+    double scaled = floor((double)k * mp);
+    long j = scaled < 0.0 ? 0 : scaled > (double)k ? k : (long)scaled;
+    while (j < k && (double)(j + 1) / (double)k <= mp) j++;
+    while (j > 0 && (double)j / (double)k > mp) j--;
+    double mc = (double)j / (double)k;
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d}", "MC", mc, "MP", mp, "PPL", ppl, "CRA", cra,
+                         "STR", str_);
 }
 
 static PyMethodDef methods[] = {
     {"sums", (PyCFunction)(void (*)(void))sums, METH_FASTCALL, sums_doc},
+    {"metrics", (PyCFunction)(void (*)(void))metrics, METH_FASTCALL, metrics_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -49,6 +49,7 @@ __all__ = [
     "mc_at_k",
     "milestone_coverage",
     "opd_metrics",
+    "opd_scorer",
     "progress",
     "streamed_opd_metrics",
     "summarize_episodes",
@@ -352,6 +353,39 @@ def streamed_opd_metrics(
     return _assemble(
         top, phi_0, last, tv + tv_c, regret + regret_c, stagnant, len(values) - 1, epsilon, k
     )
+
+
+def opd_scorer(
+    epsilon: float, k: int = 4
+) -> Callable[[bytes | Sequence[float]], dict[str, float]]:
+    """A function scoring one episode: ``streamed_opd_metrics(phi, epsilon, k).as_dict()``.
+
+    ε and k are checked here, once; the function then takes a list of Φ or the bytes of
+    :meth:`RowLog.phi_doubles <simjudge.judges._rowpack.RowLog.phi_doubles>` and scores them in
+    one compiled call (``_opd.metrics``: the same arithmetic in the same order, bit for bit);
+    Φ that are not floats in [0, 1] take the checked path, which raises the usual error. Why:
+    a recorder scores every episode at its end, right after a physics step, when the
+    validating Python path's code is cold (~40 µs there, ~5 µs warm).
+
+    Example:
+        >>> score = opd_scorer(epsilon=0.01)
+        >>> score([0.0, 0.3, 0.2, 0.6]) == streamed_opd_metrics([0.0, 0.3, 0.2, 0.6], 0.01).as_dict()
+        True
+
+    Raises:
+        ValueError: A bad ε or k (here), or bad Φ (when the function is called).
+    """
+    epsilon, k = _check_epsilon(epsilon), _check_k(k)
+    metrics = _opd.metrics
+
+    def score(phi: bytes | Sequence[float]) -> dict[str, float]:
+        scored = metrics(phi, epsilon, k)
+        if scored is None:  # not floats in [0, 1]: the checked path raises the usual error
+            values = np.frombuffer(phi, dtype=np.float64).tolist() if type(phi) is bytes else phi
+            scored = streamed_opd_metrics(values, epsilon, k).as_dict()
+        return scored
+
+    return score
 
 
 def calibrate_epsilon(phi_static: Sequence[float] | np.ndarray, alpha: float = 0.01) -> float:

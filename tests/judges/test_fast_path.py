@@ -270,3 +270,49 @@ def test_two_member_panel_unrolled_is_the_general_combination_bit_for_bit():
         assert repr(fast[:3]) == repr(general[:3])
         slow = panel.observe(Transition(step=0))
         assert panel.explain(fast) == slow
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_opd_scorer_is_streamed_opd_bit_for_bit_from_lists_and_row_doubles(seed):
+    """opd_scorer's one compiled call (_opd.metrics) gives streamed_opd_metrics' dict to the
+    bit (-0.0 too) from a list of Φ and from a RowLog's doubles; MC's edges and T = 0 included."""
+    from simjudge.judges._rowpack import RowLog
+    from simjudge.judges.metrics import opd_scorer
+
+    rng = np.random.default_rng(20 + seed)
+    for _ in range(300):
+        n = int(rng.integers(1, 150))
+        phi = np.round(rng.random(n), int(rng.integers(0, 3))).tolist()
+        phi = [-0.0 if value == 0.0 and rng.random() < 0.5 else value for value in phi]
+        epsilon, k = float(rng.choice([0.0, 0.01, 0.1])), int(rng.integers(1, 8))
+        expected = repr(streamed_opd_metrics(phi, epsilon, k).as_dict())
+        log = RowLog()
+        for value in phi:
+            log.add((value,), value)
+        score = opd_scorer(epsilon, k)
+        assert repr(score(phi)) == expected
+        assert repr(score(log.phi_doubles())) == expected
+
+
+def test_opd_scorer_checks_its_parameters_now_and_bad_phi_when_called():
+    from simjudge.judges._rowpack import RowLog
+    from simjudge.judges.metrics import opd_scorer
+
+    with pytest.raises(ValueError, match="epsilon"):
+        opd_scorer(-1.0)
+    with pytest.raises(ValueError, match="k"):
+        opd_scorer(0.01, 0)
+    score = opd_scorer(0.01)
+    for bad in ([0.0, 1.5], [float("nan")], []):
+        with pytest.raises(ValueError):
+            score(bad)
+    log = RowLog()
+    log.add((1,), 0.5)
+    log.add((2,), None)
+    assert log.phi_doubles() is None  # a Φ that is not a float: the recorder takes phis()
+    log = RowLog()
+    log.add((1,), 1.5)
+    with pytest.raises(ValueError, match="phi"):
+        score(log.phi_doubles())  # out of range: the checked path's error
+    with pytest.raises(ValueError, match="epsilon"):
+        JudgeRecord(make_task_env("OpenDrawer-v0"), PrivilegedProgressJudge(), epsilon=-0.5)

@@ -122,7 +122,7 @@ def test_altered_or_cut_bytes_raise_a_clear_error() -> None:
 
 def test_add_row_packs_the_row_in_one_call_as_pack_would() -> None:
     action = np.linspace(-1, 1, 7, dtype=np.float32)
-    form = (np.ndarray, action.data.format, action.shape)
+    form = (np.ndarray, action.dtype, action.shape)
     fast = (0.25, 0.25, 0, (("success", "fail"), (False, False), "joint"))
     info = {"progress": 0.25, "success": False, "state": {"eef_pos": [0.1, 0.2, 0.3]}, "x": 1}
     log, expected = RowLog(), []
@@ -140,12 +140,12 @@ def test_add_row_packs_the_row_in_one_call_as_pack_would() -> None:
 
 @pytest.mark.parametrize(
     "change",
-    ["strided", "shape", "dtype", "list", "info mapping", "numpy reward", "numpy state", "form",
-     "fast list"],
+    ["strided", "shape", "dtype", "byte order", "list", "info mapping", "numpy reward",
+     "numpy state", "form", "fast list"],
 )
 def test_add_row_declines_what_the_python_path_must_handle(change: str) -> None:
     action: Any = np.linspace(-1, 1, 7, dtype=np.float32)
-    form: Any = (np.ndarray, action.data.format, action.shape)
+    form: Any = (np.ndarray, action.dtype, action.shape)
     info: Any = {"progress": 0.25, "success": False, "state": {"q": [0.0]}}
     reward: Any = 0.5
     fast: Any = (0.0, 0.0, 0, None)
@@ -155,6 +155,8 @@ def test_add_row_declines_what_the_python_path_must_handle(change: str) -> None:
         action = action.reshape(1, 7)
     elif change == "dtype":
         action = action.astype(np.float64)
+    elif change == "byte order":  # the same numbers and item size, another dtype object
+        action = action.astype(">f4")
     elif change == "list":
         action = action.tolist()
     elif change == "info mapping":
@@ -173,6 +175,16 @@ def test_add_row_declines_what_the_python_path_must_handle(change: str) -> None:
     assert log.add_row(fast, info, True, action, form, reward, False, False) is False
     assert len(log) == 1 and log.nbytes == before  # nothing added, nothing left behind
     assert log.rows() == [(1.0,)]
+
+
+def test_add_row_packs_a_missing_action_as_none_whatever_the_form() -> None:
+    """The reset's row has no action: add_row packs None there, as pack() packs the row."""
+    fast = (0.5, 0.5, 0, None)
+    info = {"progress": 0.5, "success": False, "state": {"q": [0.0]}}
+    for form in (None, (np.ndarray, np.dtype(np.float32), (7,))):
+        log = RowLog()
+        assert log.add_row(fast, info, True, None, form, None, False, False) is True
+        assert log.packed(0) == pack((fast, 0.5, False, {"q": [0.0]}, None, None, False, False))
 
 
 def test_the_log_keeps_rows_in_order_packed_or_as_they_are() -> None:
