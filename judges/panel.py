@@ -63,6 +63,7 @@ class JudgePanel(Judge):
     """
 
     name = "panel"
+    _bound_to: tuple[tuple[int, int], ...] = ()  # set by _bind; the default serves old pickles
 
     def __init__(
         self,
@@ -180,7 +181,13 @@ class JudgePanel(Judge):
         for judge in self.judges.values():
             judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
-        if getattr(self, "_bound_to", None) != self._binding_key():  # else: bound as it was
+        if self._bound_to != self._binding_key():  # else: bound as it was
+            self._bind()
+
+    def _rearm(self, context: JudgeContext) -> None:
+        for judge in self.judges.values():
+            judge.rearm(context)  # the same setup: each member keeps what it derived from it
+        if self._bound_to != self._binding_key():
             self._bind()
 
     def close(self) -> None:

@@ -207,8 +207,10 @@ class PrivilegedProgressJudge(Judge):
         self._info_view: StateView | None = None
         self._info_values: Callable[[Mapping[str, Any]], tuple[Any, ...]] | None = None
         self._kind = ""  # the goal's kind, for the fast path's note
+        self._spec_used: Any = None  # goal_spec when the goal was derived (see _rearm)
 
     def _reset(self, context: JudgeContext) -> None:
+        self._spec_used = self.goal_spec
         spec = self.goal_spec if self.goal_spec is not None else context.goal
         if spec is None:
             raise ValueError(_NO_GOAL.format(judge=self.label))
@@ -222,6 +224,12 @@ class PrivilegedProgressJudge(Judge):
         if keys is not self._info_keys or self._info_values is None:  # else: kept from before
             self._info_values = _values_getter(keys)
         self._info_keys = keys
+
+    def _rearm(self, context: JudgeContext) -> None:
+        if self.goal is None or self.goal_spec is not self._spec_used:
+            self._reset(context)  # the goal was never derived, or its spec was changed since
+        else:
+            self._evaluator = self._evaluator_view = None  # bound once per view and episode
 
     def _env_facts(self) -> tuple[tuple[str, ...] | None, StateView | None]:
         """The goal's fact keys if the env this judge serves reports this very goal's facts.

@@ -85,6 +85,8 @@ class BaseJudgeWrapper(gym.Wrapper):
         self._context_source = context
         self._base_context: JudgeContext | None = None
         self._base_context_key: Any = None
+        self._episode_base: JudgeContext | None = None  # the base of the latest episode's context
+        self._armed_base: JudgeContext | None = None  # the base the judge was last fully reset on
         self._needs_transition = judge.needs_transition
         self._view: Any = None
         self._stats = judge.stats["observe"]
@@ -135,6 +137,7 @@ class BaseJudgeWrapper(gym.Wrapper):
                 self._base_context = JudgeContext.from_env(self.env)
                 self._base_context_key = key
             base = self._base_context
+        self._episode_base = base
         return base.for_episode(seed, self.episode)
 
     # driving the judge ------------------------------------------------------------------------
@@ -171,12 +174,23 @@ class BaseJudgeWrapper(gym.Wrapper):
         if self._leader is not None:
             self.context = self._leader.context
             return self._follow_leader()
-        self.context = self._episode_context(seed)
+        previous, judge = self.context, self.judge
+        self.context = context = self._episode_context(seed)
         unwrapped = self.env.unwrapped
-        self._view = getattr(unwrapped, "view", None)
-        self.judge.claim(unwrapped)
-        self.judge.reset(self.context)
-        self._stats = self.judge.stats["observe"]
+        view = getattr(unwrapped, "view", None)
+        if (
+            previous is not None
+            and judge.context is previous  # nobody reset the judge since our last episode
+            and view is self._view
+            and self._episode_base is self._armed_base  # the same base context: same setup
+        ):
+            judge.rearm(context)
+        else:
+            self._view = view
+            judge.claim(unwrapped)
+            judge.reset(context)
+            self._armed_base = self._episode_base
+        self._stats = judge.stats["observe"]
         transition = self._transition(0, obs, info) if self._needs_transition else None
         fast = self._observe(0, info, False, transition)
         # steps without a leader or a transition take the lean path (see JudgeRecord.step)
