@@ -84,14 +84,21 @@ PyDoc_STRVAR(sums_doc,
 "The running sums of StreamingOPD after reset(values[0]) and update of the rest. None when\n"
 "values is not a non-empty list of floats in [0, 1] (the caller then checks and converts).");
 
+/* epsilon from args[1] of a call `call` that takes `want` arguments: 0, or -1 (raised). */
+static int epsilon_arg(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *call,
+                       double *epsilon) {
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", call, want);
+        return -1;
+    }
+    *epsilon = PyFloat_AsDouble(args[1]);
+    return *epsilon == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
 static PyObject *sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "sums(values, epsilon) takes 2 arguments");
-        return NULL;
-    }
-    double epsilon = PyFloat_AsDouble(args[1]);
-    if (epsilon == -1.0 && PyErr_Occurred()) return NULL;
+    double epsilon;
+    if (epsilon_arg(args, nargs, 2, "sums(values, epsilon)", &epsilon) < 0) return NULL;
     Sums s;
     Py_ssize_t n;
     if (!list_sums(args[0], epsilon, &s, &n)) Py_RETURN_NONE;
@@ -111,12 +118,8 @@ PyDoc_STRVAR(metrics_doc,
 
 static PyObject *metrics(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "metrics(values, epsilon, k) takes 3 arguments");
-        return NULL;
-    }
-    double epsilon = PyFloat_AsDouble(args[1]);
-    if (epsilon == -1.0 && PyErr_Occurred()) return NULL;
+    double epsilon;
+    if (epsilon_arg(args, nargs, 3, "metrics(values, epsilon, k)", &epsilon) < 0) return NULL;
     long k = PyLong_AsLong(args[2]);
     if (k == -1 && PyErr_Occurred()) return NULL;
     if (k < 1) {
