@@ -226,8 +226,13 @@ class PrivilegedProgressJudge(Judge):
         self._info_keys = keys
 
     def _rearm(self, context: JudgeContext) -> None:
-        if self.goal is None or self.goal_spec is not self._spec_used:
-            self._reset(context)  # the goal was never derived, or its spec was changed since
+        owner = self._owner() if self._owner is not None else None
+        if (
+            self.goal is None  # never derived
+            or self.goal_spec is not self._spec_used  # its spec was changed since
+            or (self._info_keys is not None and getattr(owner, "goal", None) is not self.goal)
+        ):  # (the last: the env whose info it reads has another goal now)
+            self._reset(context)
         else:
             self._evaluator = self._evaluator_view = None  # bound once per view and episode
 

@@ -8,6 +8,8 @@ changed goal spec.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from simjudge.judges import (
@@ -87,6 +89,12 @@ def test_a_changed_setup_or_judge_gets_a_full_reset() -> None:
     env.reset(seed=3)
     assert (counting.full, counting.rearms) == (4, 2)  # re-armed, and _rearm re-derived it
     assert counting.goal is counting.goal_spec
+    counting.goal_spec = None
+    env.reset(seed=4)  # the spec changed back: derived again from the context
+    assert (counting.full, counting.rearms) == (5, 3) and counting._info_keys is not None
+    env.unwrapped.goal = copy.copy(env.unwrapped.goal)  # the env now has another goal object
+    env.reset(seed=5)
+    assert (counting.full, counting.rearms) == (6, 4) and counting._info_keys is None
     given = JudgeRecord(make_task_env("OpenDrawer-v0"), counting2 := _Counting(),
                         context=lambda e: JudgeContext.from_env(e))  # a new base each episode
     given.reset(seed=0)
