@@ -181,12 +181,15 @@ class JudgePanel(Judge):
         for judge in self.judges.values():
             judge._owner = self._owner  # members read what the panel's env computed
             judge.reset(context)
-        if self._bound_to != self._binding_key():  # else: bound as it was
-            self._bind()
+        self._rebind_if_changed()
 
     def _rearm(self, context: JudgeContext) -> None:
         for judge in self.judges.values():
             judge.rearm(context)  # the same setup: each member keeps what it derived from it
+        self._rebind_if_changed()
+
+    def _rebind_if_changed(self) -> None:
+        """Bind again when what the binding read of the members changed (else: as it was)."""
         if self._bound_to != self._binding_key():
             self._bind()
 

@@ -85,7 +85,6 @@ class BaseJudgeWrapper(gym.Wrapper):
         self._context_source = context
         self._base_context: JudgeContext | None = None
         self._base_context_key: Any = None
-        self._episode_base: JudgeContext | None = None  # the base of the latest episode's context
         self._armed_base: JudgeContext | None = None  # the base the judge was last fully reset on
         self._needs_transition = judge.needs_transition
         self._view: Any = None
@@ -125,7 +124,8 @@ class BaseJudgeWrapper(gym.Wrapper):
         super().close()
 
     # context --------------------------------------------------------------------------------
-    def _episode_context(self, seed: int | None) -> JudgeContext:
+    def _base_context_now(self) -> JudgeContext:
+        """The base context of the next episode (its copy for the episode: ``for_episode``)."""
         source = self._context_source
         if isinstance(source, JudgeContext):
             base = source
@@ -137,8 +137,7 @@ class BaseJudgeWrapper(gym.Wrapper):
                 self._base_context = JudgeContext.from_env(self.env)
                 self._base_context_key = key
             base = self._base_context
-        self._episode_base = base
-        return base.for_episode(seed, self.episode)
+        return base
 
     # driving the judge ------------------------------------------------------------------------
     def _transition(self, step: int, obs: Any, info: dict[str, Any], **kw: Any) -> Transition:
@@ -175,21 +174,22 @@ class BaseJudgeWrapper(gym.Wrapper):
             self.context = self._leader.context
             return self._follow_leader()
         previous, judge = self.context, self.judge
-        self.context = context = self._episode_context(seed)
+        base = self._base_context_now()
+        self.context = context = base.for_episode(seed, self.episode)
         unwrapped = self.env.unwrapped
         view = getattr(unwrapped, "view", None)
         if (
             previous is not None
             and judge.context is previous  # nobody reset the judge since our last episode
             and view is self._view
-            and self._episode_base is self._armed_base  # the same base context: same setup
+            and base is self._armed_base  # the same base context: the same setup
         ):
             judge.rearm(context)
         else:
             self._view = view
             judge.claim(unwrapped)
             judge.reset(context)
-            self._armed_base = self._episode_base
+            self._armed_base = base
         self._stats = judge.stats["observe"]
         transition = self._transition(0, obs, info) if self._needs_transition else None
         fast = self._observe(0, info, False, transition)
