@@ -31,6 +31,12 @@ while the in-run split moves by ±0.2 %); a round's sum keeps the burst, the med
 does not. The per-round ratios and their median are printed beside it, with the pairs'
 quartiles. The panel of 4 and the learned judge are measured the same way.
 
+How many pairs: the median over N pairs moves from run to run by about 1.25 σ/√N, σ being the
+pairs' own spread (σ ~0.04-0.06 here). At 2,000 steps a round (140 pairs) that was ±0.006,
+as large as the margins this bench decides (seventeen runs of one build read 0.946-0.966), so
+a round is 6,000 steps (420 pairs, ~3 min in all). ``ratio interval`` is a bootstrap interval
+of the median, the pairs resampled within each round (95 %).
+
 Each env's speed relative to another's also depends on where its memory landed (two bare envs
 in one process differ by up to ±1.5 %, a different draw in each process), so the bench measures
 ``--envs-each`` (default 2) bare envs and as many wrapped envs in the same rounds, and each
@@ -49,7 +55,7 @@ fast path (µs per observe, an instrumented pass after the rounds) and the rates
 ``--success-every K`` checks the success-type judge (the generated success code) only every K
 steps and on each episode's last step (Φ stays every step); the default 1 judges every step.
 
-Usage: ``python bench/judge_overhead.py [--task OpenDrawer-v0] [--steps 2000] [--rounds 7]
+Usage: ``python bench/judge_overhead.py [--task OpenDrawer-v0] [--steps 6000] [--rounds 7]
 [--clock cpu|wall] [--success-every 1] [--chunk 100] [--envs-each 2]``
 """
 
@@ -187,12 +193,15 @@ class _Pairs:
         self.rates: list[float] = []
         self.round_ratios: list[float] = []
         self.chunk_ratios: list[float] = []
+        self._per_round: list[list[float]] = []
 
     def add(self, bare: list[float], mine: list[float], steps: int) -> None:
         """Add a round: the bare env's and this env's seconds per chunk (same chunks)."""
         self.rates.append(steps / sum(mine))
         self.round_ratios.append(sum(bare) / sum(mine))
-        self.chunk_ratios.extend(b / m for b, m in zip(bare, mine, strict=True))
+        pairs = [b / m for b, m in zip(bare, mine, strict=True)]
+        self.chunk_ratios.extend(pairs)
+        self._per_round.append(pairs)
 
     @property
     def ratio(self) -> float:
@@ -204,6 +213,24 @@ class _Pairs:
         q1, _, q3 = statistics.quantiles(self.chunk_ratios, n=4)
         return (f"{len(self.chunk_ratios)} chunk pairs, quartiles {q1:.3f}-{q3:.3f}; "
                 f"median of per-round ratios {statistics.median(self.round_ratios):.3f}")
+
+    def interval(self, level: float = 0.95, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
+        """A bootstrap interval of :attr:`ratio`: chunk pairs resampled within each round.
+
+        Within rounds, so that every resample keeps each round's share of the pairs (a round
+        is a stretch of the machine's weather). What it gives is the median's sampling
+        spread over these pairs; it cannot see how this process's memory layout placed the
+        envs, which the control ratio shows.
+        """
+        rng = np.random.default_rng(seed)
+        parts = []
+        for pairs in self._per_round:
+            values = np.asarray(pairs)
+            parts.append(values[rng.integers(0, len(values), size=(draws, len(values)))])
+        medians = np.median(np.concatenate(parts, axis=1), axis=1)
+        tail = (1 - level) / 2
+        low, high = np.quantile(medians, [tail, 1 - tail])
+        return float(low), float(high)
 
 
 class _PassThrough(gym.Wrapper):
@@ -366,7 +393,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--task", default="OpenDrawer-v0")
-    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--steps", type=int, default=6000, help="steps per round")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     parser.add_argument("--success-every", type=int, default=1)
@@ -438,6 +465,9 @@ def main() -> None:
     if each >= 2:
         print(f"control ratio (bare env 1 / bare env 2): {control.ratio:.3f}  "
               f"({control.spread()})")
+    low, high = panel.interval()
+    print(f"ratio interval (95 %, bootstrap over the chunk pairs within rounds): "
+          f"{low:.3f}-{high:.3f}")
     print(f"ratio: {panel.ratio:.3f}")
 
 
