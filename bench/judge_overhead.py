@@ -192,16 +192,19 @@ class _Pairs:
     def __init__(self) -> None:
         self.rates: list[float] = []
         self.round_ratios: list[float] = []
-        self.chunk_ratios: list[float] = []
-        self._per_round: list[list[float]] = []
+        self.pairs_per_round: list[list[float]] = []
+        """Each round's chunk-pair ratios (bare time ÷ this env's time, chunk by chunk)."""
 
     def add(self, bare: list[float], mine: list[float], steps: int) -> None:
         """Add a round: the bare env's and this env's seconds per chunk (same chunks)."""
         self.rates.append(steps / sum(mine))
         self.round_ratios.append(sum(bare) / sum(mine))
-        pairs = [b / m for b, m in zip(bare, mine, strict=True)]
-        self.chunk_ratios.extend(pairs)
-        self._per_round.append(pairs)
+        self.pairs_per_round.append([b / m for b, m in zip(bare, mine, strict=True)])
+
+    @property
+    def chunk_ratios(self) -> list[float]:
+        """Every round's chunk-pair ratios, in order."""
+        return [ratio for pairs in self.pairs_per_round for ratio in pairs]
 
     @property
     def ratio(self) -> float:
@@ -210,8 +213,9 @@ class _Pairs:
 
     def spread(self) -> str:
         """The chunk-pair ratios' quartiles and the per-round ratios' median, for the record."""
-        q1, _, q3 = statistics.quantiles(self.chunk_ratios, n=4)
-        return (f"{len(self.chunk_ratios)} chunk pairs, quartiles {q1:.3f}-{q3:.3f}; "
+        ratios = self.chunk_ratios
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        return (f"{len(ratios)} chunk pairs, quartiles {q1:.3f}-{q3:.3f}; "
                 f"median of per-round ratios {statistics.median(self.round_ratios):.3f}")
 
     def interval(self, level: float = 0.95, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -224,7 +228,7 @@ class _Pairs:
         """
         rng = np.random.default_rng(seed)
         parts = []
-        for pairs in self._per_round:
+        for pairs in self.pairs_per_round:
             values = np.asarray(pairs)
             parts.append(values[rng.integers(0, len(values), size=(draws, len(values)))])
         medians = np.median(np.concatenate(parts, axis=1), axis=1)
