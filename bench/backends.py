@@ -42,7 +42,7 @@ from tqdm import tqdm
 from simjudge.envs.backends import available_backends
 from simjudge.judges.bench.scoring import judge_states
 from simjudge.judges.registry import make_judge
-from simjudge.tasks.judge_bench import task_context
+from simjudge.pipelines.judge_bench import task_context
 from simjudge.tasks.spec import make_task_env
 from simjudge.tasks.spec.task import library_ids
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from simjudge.tasks.acquire import acquire
-from simjudge.tasks.components import make_execute_fn, make_proposer, open_pool
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.acquire import acquire
+from simjudge.pipelines.components import make_execute_fn, make_proposer, open_pool
+from simjudge.pipelines.proposer import TaskRequest
 
 DEFAULT_TASKS = "Open Door,Open Microwave Door,Close Drawer,Turn Faucet"
 

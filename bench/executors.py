@@ -27,12 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from simjudge.tasks.executors import Job, JobStore, make_executor
-from simjudge.tasks.executors.probe import imports, seeded_sum
+from simjudge.executors import Job, JobStore, make_executor
+from simjudge.executors.probe import imports, seeded_sum
 
 CASES: dict[str, list[str]] = {
     "bare": [],
-    "execute": ["simjudge.tasks.components", "simjudge.skills.executor",
+    "execute": ["simjudge.pipelines.components", "simjudge.skills.executor",
                 "simjudge.judges.live"],
     "torch": ["torch", "stable_baselines3"],
 }

@@ -26,9 +26,9 @@ from pathlib import Path
 
 from simjudge.judges.bench.weaken import WEAKENINGS, weaken
 from simjudge.judges.goal_check import goal_intervals, goal_issues
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.verifiers import judge_context, request_goal
 from simjudge.tasks.spec import REFERENCE_SOLUTIONS_DIR, Solution, load_task
-from simjudge.tasks.verifiers import judge_context, request_goal
 
 EXEMPLARS = Path(__file__).resolve().parent.parent / "tasks" / "exemplars"
 
@@ -72,8 +72,8 @@ def injected() -> dict:
 def real(out: Path, seeds: int, proposer_name: str = "template",
          tasks: list[str] | None = None) -> dict:
     """Flags vs execution verdicts of real candidates (template or LLM) on built-in tasks."""
-    from simjudge.tasks.components import make_execute_fn, make_proposer
-    from simjudge.tasks.dataset import execute_checkpointed
+    from simjudge.pipelines.components import make_execute_fn, make_proposer
+    from simjudge.pipelines.dataset import execute_checkpointed
     from simjudge.tasks.spec import library_ids
 
     execute = make_execute_fn("mpc", video=False)

@@ -23,10 +23,10 @@ import json
 import time
 from pathlib import Path
 
-from simjudge.tasks.acquire import acquire
-from simjudge.tasks.components import make_execute_fn, make_proposer
-from simjudge.tasks.proposer import TaskRequest
-from simjudge.tasks.verifiers import make_verifier
+from simjudge.pipelines.acquire import acquire
+from simjudge.pipelines.components import make_execute_fn, make_proposer
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.verifiers import make_verifier
 
 # (asset, name, description, {joint: (low, high)}): the hand-written expectation
 TASKS: list[tuple[str, str, str, dict[str, tuple[float, float]]]] = [

@@ -139,9 +139,9 @@ def train_judge_sac(task: str, spec_data: dict, config: SACConfig, judge_spec: s
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from simjudge.judges import JudgeReward, make_judge
+    from simjudge.pipelines.judge_bench import task_context
     from simjudge.skills.sac import EarlyStopOnSuccess, _result, make_sac
     from simjudge.skills.subtask_env import SubtaskEnv
-    from simjudge.tasks.judge_bench import task_context
     from simjudge.tasks.spec import make_task_env
 
     torch.set_num_threads(1)

@@ -43,10 +43,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from simjudge.tasks.components import make_execute_fn, make_proposer
-from simjudge.tasks.dataset import build_dataset
-from simjudge.tasks.executors import make_executor
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.executors import make_executor
+from simjudge.pipelines.components import make_execute_fn, make_proposer
+from simjudge.pipelines.dataset import build_dataset
+from simjudge.pipelines.proposer import TaskRequest
 
 
 def build_once(folder: Path, tasks: list[TaskRequest], args: argparse.Namespace,

@@ -51,6 +51,9 @@ def __getattr__(name: str) -> Any:
 
 
 def _register() -> None:
+    from simjudge._moved import install
+
+    install()
     from simjudge.tasks.spec.registry import register_builtin_tasks
 
     register_builtin_tasks()

@@ -1,7 +1,7 @@
 """The ``simjudge`` command line: one typed config per command, a thin call into the library.
 
 Every command's options are a config dataclass (:mod:`simjudge.configs` for the listings,
-:mod:`simjudge.tasks.configs` and :class:`~simjudge.tasks.judge_bench.JudgeBenchConfig` for
+:mod:`simjudge.pipelines.configs` and :class:`~simjudge.pipelines.judge_bench.JudgeBenchConfig` for
 the pipelines); the parser is generated from them (:mod:`simjudge.cli_configs`), so flags,
 defaults and help are written once. Every command takes ``--config FILE.yaml`` too.
 """
@@ -29,10 +29,10 @@ from simjudge.configs import (
     SkillsReplayConfig,
     TasksListConfig,
 )
-from simjudge.tasks.configs import DemoConfig, ExecuteConfig
-from simjudge.tasks.goal_report import GoalConfig, goal_command
-from simjudge.tasks.judge_bench import JudgeBenchConfig
-from simjudge.tasks.robogen.command import ImportRobogenConfig, run_import
+from simjudge.pipelines.configs import DemoConfig, ExecuteConfig
+from simjudge.pipelines.goal_report import GoalConfig, goal_command
+from simjudge.pipelines.judge_bench import JudgeBenchConfig
+from simjudge.pipelines.robogen.command import ImportRobogenConfig, run_import
 
 __all__ = ["COMMANDS", "GROUPS", "build_parser", "main"]
 
@@ -135,10 +135,10 @@ def _demo(config: DemoConfig) -> int:
 def _execute(config: ExecuteConfig) -> int:
     from simjudge.envs.backends import render_problem
     from simjudge.judges.live import LiveSubtaskJudges
+    from simjudge.pipelines.components import task_goal_for
+    from simjudge.pipelines.robogen.command import load_for_execute
     from simjudge.skills.executor import execute_solution
     from simjudge.skills.library import SkillLibrary
-    from simjudge.tasks.components import task_goal_for
-    from simjudge.tasks.robogen.command import load_for_execute
 
     sac_config = None
     if config.n_envs != 1:
@@ -211,7 +211,7 @@ def _skills_replay(config: SkillsReplayConfig) -> int:
 
 
 def _judge_bench(config: JudgeBenchConfig) -> int:
-    from simjudge.tasks.judge_bench import run_judge_bench
+    from simjudge.pipelines.judge_bench import run_judge_bench
 
     run_judge_bench(config)
     out = Path(config.out)

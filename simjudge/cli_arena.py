@@ -1,7 +1,7 @@
 """The arena's commands: ``simjudge arena run``, ``arena rank``, ``arena validate``.
 
-Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.tasks.arena.config`), library
-calls out (:mod:`simjudge.tasks.arena`).
+Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.pipelines.arena.config`), library
+calls out (:mod:`simjudge.pipelines.arena`).
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from simjudge.cli_configs import Command, record
-from simjudge.tasks.arena.config import ArenaRankConfig, ArenaRunConfig, ArenaValidateConfig
+from simjudge.pipelines.arena.config import ArenaRankConfig, ArenaRunConfig, ArenaValidateConfig
 
 __all__ = ["ARENA_COMMANDS", "ARENA_GROUPS"]
 
 
 def _policies(items: tuple[str, ...]) -> dict[str, str]:
-    from simjudge.tasks.audit.run import parse_policy_args
+    from simjudge.pipelines.audit.run import parse_policy_args
 
     return parse_policy_args(items)
 
@@ -34,20 +34,20 @@ def _tasks(items: tuple[str, ...]) -> list[str]:
 
 def _rank_and_report(out: str, n_boot: int, seed: int, models: tuple[str, ...] | None,
                      report: bool) -> None:
-    from simjudge.tasks.arena import format_rankings, rank_arena
+    from simjudge.pipelines.arena import format_rankings, rank_arena
 
     rankings = rank_arena(out, models=models, n_boot=n_boot, seed=seed)
     print(format_rankings(rankings))
     print(f"wrote {Path(out) / 'rankings.json'}")
     if report:
-        from simjudge.tasks.report.arena_section import write_arena_report
+        from simjudge.pipelines.report.arena_section import write_arena_report
 
         print(f"wrote {write_arena_report(out)}")
 
 
 def _arena_run(config: ArenaRunConfig) -> int:
-    from simjudge.tasks.arena import run_arena
-    from simjudge.tasks.executors import executor_from
+    from simjudge.executors import executor_from
+    from simjudge.pipelines.arena import run_arena
 
     policies = _policies(config.policy)
     if len(policies) < 2:
@@ -74,8 +74,8 @@ def _arena_rank(config: ArenaRankConfig) -> int:
 
 
 def _arena_validate(config: ArenaValidateConfig) -> int:
-    from simjudge.tasks.arena import validate_arena
-    from simjudge.tasks.executors import executor_from
+    from simjudge.executors import executor_from
+    from simjudge.pipelines.arena import validate_arena
 
     with executor_from(config) as executor:
         found = validate_arena(
@@ -95,7 +95,7 @@ def _arena_validate(config: ArenaValidateConfig) -> int:
         print(f"{name}: " + ", ".join(f"{m} tau={a['kendall_tau']:.3f}" for m, a in models.items()))
     print(f"wrote {Path(config.run) / 'validation.json'}")
     if config.report:
-        from simjudge.tasks.report.arena_section import write_arena_report
+        from simjudge.pipelines.report.arena_section import write_arena_report
 
         print(f"wrote {write_arena_report(config.run)}")
     return 0

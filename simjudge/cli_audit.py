@@ -1,6 +1,6 @@
 """Policy audit commands: ``audit`` (and ``audit rescore``), ``serve``, ``policies``.
 
-Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.tasks.audit.config`), one
+Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.pipelines.audit.config`), one
 library call out.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simjudge.cli_configs import Command
-from simjudge.tasks.audit.config import AuditConfig, AuditRescoreConfig, ServeConfig
+from simjudge.pipelines.audit.config import AuditConfig, AuditRescoreConfig, ServeConfig
 
 __all__ = ["AUDIT_COMMANDS", "AUDIT_GROUPS", "PoliciesListConfig"]
 
@@ -28,7 +28,7 @@ class PoliciesListConfig:
 
 
 def _audit(config: AuditConfig) -> int:
-    from simjudge.tasks.audit import rescore_audit, run_audit
+    from simjudge.pipelines.audit import rescore_audit, run_audit
 
     if config.action not in ("run", "rescore"):
         raise ValueError(f"unknown audit action {config.action!r}: use `simjudge audit --policy "
@@ -63,8 +63,8 @@ def _audit(config: AuditConfig) -> int:
 
 
 def _serve(config: ServeConfig) -> int:
-    from simjudge.tasks.policies import make_policy
-    from simjudge.tasks.policies.server import PolicyServer
+    from simjudge.policies import make_policy
+    from simjudge.policies.server import PolicyServer
 
     server = PolicyServer(make_policy(config.policy), host=config.host, port=config.port,
                           api_key=config.api_key)
@@ -78,7 +78,7 @@ def _serve(config: ServeConfig) -> int:
 
 
 def _policies(config: PoliciesListConfig) -> int:
-    from simjudge.tasks.policies import registered_policies
+    from simjudge.policies import registered_policies
 
     names = registered_policies()
     forms = {"sb3:PATH.zip": "a stable-baselines3 checkpoint",

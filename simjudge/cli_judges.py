@@ -1,6 +1,6 @@
 """``simjudge judges dataset`` and ``simjudge judges train``: data and weights of learned judges.
 
-The dataset is the judge-bench rollouts (:data:`simjudge.tasks.judge_bench.POLICIES`:
+The dataset is the judge-bench rollouts (:data:`simjudge.pipelines.judge_bench.POLICIES`:
 oracle, noisy, early release, push-back, stop, random) of built-in tasks on seeds that
 judge-bench's default seed 0 never uses, featurised into NPZ shards (one per task and
 seed; existing shards are kept, so an interrupted run resumes). Training rebuilds the
@@ -87,7 +87,7 @@ class JudgesTrainConfig:
 def _shard(task: str, seed: int, folder: Path, embed: object,
            episodes: list[Any] | None = None) -> None:
     from simjudge.judges.learned.data import featurize_states, save_shard
-    from simjudge.tasks.judge_bench import task_episodes
+    from simjudge.pipelines.judge_bench import task_episodes
     from simjudge.tasks.spec import load_task, make_task_env
 
     episodes = episodes if episodes is not None else task_episodes(task, seed, None)
@@ -123,7 +123,7 @@ def _shard(task: str, seed: int, folder: Path, embed: object,
 def build_dataset(config: JudgesDatasetConfig) -> list[Path]:
     """Write the missing shards of ``config``; return every shard path (observations)."""
     from simjudge.judges.learned.obs_judge import text_embedder
-    from simjudge.tasks.judge_bench import task_episodes
+    from simjudge.pipelines.judge_bench import task_episodes
 
     from .cli_judges_image import build_image_shard
 

@@ -46,7 +46,7 @@ def build_image_shard(task: str, seed: int, folder: Path, embed: Any,
         save_image_shard,
         to_model_size,
     )
-    from simjudge.tasks.judge_bench import task_episodes
+    from simjudge.pipelines.judge_bench import task_episodes
     from simjudge.tasks.spec import load_task, make_task_env
 
     path = folder / f"{task}__seed{seed}.npz"

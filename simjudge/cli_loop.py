@@ -1,6 +1,6 @@
 """The acquisition loop's commands: ``acquire``, ``pool``, ``dataset``, ``prm``.
 
-Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.tasks.configs`,
+Thin like :mod:`simjudge.cli`: a config in (:mod:`simjudge.pipelines.configs`,
 :mod:`simjudge.configs`), one library call out.
 """
 
@@ -11,23 +11,23 @@ from pathlib import Path
 
 from simjudge.cli_configs import Command, record
 from simjudge.configs import PoolListConfig, PoolSearchConfig, PoolShowConfig
-from simjudge.tasks.configs import (
+from simjudge.executors import executor_from
+from simjudge.pipelines.configs import (
     AcquireConfig,
     DatasetBuildConfig,
     PRMEvalConfig,
     PRMTrainConfig,
     ProposeTasksConfig,
 )
-from simjudge.tasks.executors import executor_from
 
 __all__ = ["LOOP_COMMANDS", "LOOP_GROUPS"]
 
 
 def _acquire(config: AcquireConfig) -> int:
-    from simjudge.tasks.acquire import acquire
-    from simjudge.tasks.components import make_execute_fn, make_proposer, open_pool
-    from simjudge.tasks.proposer import TaskRequest
-    from simjudge.tasks.verifiers import make_verifier
+    from simjudge.pipelines.acquire import acquire
+    from simjudge.pipelines.components import make_execute_fn, make_proposer, open_pool
+    from simjudge.pipelines.proposer import TaskRequest
+    from simjudge.pipelines.verifiers import make_verifier
 
     out = Path(config.out)
     if sum([bool(config.task), bool(config.tasks_from), config.propose_tasks > 0]) != 1:
@@ -42,7 +42,7 @@ def _acquire(config: AcquireConfig) -> int:
                              config.temperature, config.max_tokens)
     judge_client = None
     if config.verifier == "llm":
-        from simjudge.tasks.components import make_client_for
+        from simjudge.pipelines.components import make_client_for
 
         judge_client = make_client_for(config.judge_proposer or config.proposer
                                        if config.proposer != "template" else "local", out,
@@ -70,10 +70,15 @@ def _acquire(config: AcquireConfig) -> int:
 
 
 def _acquire_stream(config: AcquireConfig) -> int:
-    from simjudge.tasks.acquire_stream import acquire_stream
-    from simjudge.tasks.components import make_client_for, make_execute_fn, make_proposer, open_pool
-    from simjudge.tasks.task_proposals import load_task_proposals, propose_tasks
-    from simjudge.tasks.verifiers import make_verifier
+    from simjudge.pipelines.acquire_stream import acquire_stream
+    from simjudge.pipelines.components import (
+        make_client_for,
+        make_execute_fn,
+        make_proposer,
+        open_pool,
+    )
+    from simjudge.pipelines.task_proposals import load_task_proposals, propose_tasks
+    from simjudge.pipelines.verifiers import make_verifier
 
     out = Path(config.out)
     if config.tasks_from:
@@ -107,8 +112,8 @@ def _acquire_stream(config: AcquireConfig) -> int:
 
 
 def _propose_tasks(config: ProposeTasksConfig) -> int:
-    from simjudge.tasks.components import make_client_for
-    from simjudge.tasks.task_proposals import propose_tasks, save_task_proposals
+    from simjudge.pipelines.components import make_client_for
+    from simjudge.pipelines.task_proposals import propose_tasks, save_task_proposals
 
     client = None
     if config.proposer != "template":
@@ -128,7 +133,7 @@ def _propose_tasks(config: ProposeTasksConfig) -> int:
 
 
 def _pool_list(config: PoolListConfig) -> int:
-    from simjudge.tasks.components import open_pool
+    from simjudge.pipelines.components import open_pool
 
     for t in open_pool(config.pool).list():
         print(f"{t.name:32s} {t.asset:22s} solutions={t.n_solutions} successful={t.n_successful}")
@@ -136,7 +141,7 @@ def _pool_list(config: PoolListConfig) -> int:
 
 
 def _pool_show(config: PoolShowConfig) -> int:
-    from simjudge.tasks.components import open_pool
+    from simjudge.pipelines.components import open_pool
 
     entry = open_pool(config.pool).show(config.name)
     solutions = [{**s, "solution": s["solution"].to_yaml()} for s in entry.solutions]
@@ -146,7 +151,7 @@ def _pool_show(config: PoolShowConfig) -> int:
 
 
 def _pool_search(config: PoolSearchConfig) -> int:
-    from simjudge.tasks.components import open_pool
+    from simjudge.pipelines.components import open_pool
 
     for ex in open_pool(config.pool).search(config.text, k=config.k):
         print(f"{ex.similarity:.3f}  {ex.task}: {ex.description}")
@@ -154,9 +159,9 @@ def _pool_search(config: PoolSearchConfig) -> int:
 
 
 def _dataset(config: DatasetBuildConfig) -> int:
-    from simjudge.tasks.components import make_execute_fn, make_proposer
-    from simjudge.tasks.dataset import build_dataset
-    from simjudge.tasks.proposer import TaskRequest
+    from simjudge.pipelines.components import make_execute_fn, make_proposer
+    from simjudge.pipelines.dataset import build_dataset
+    from simjudge.pipelines.proposer import TaskRequest
 
     out = Path(config.out)
     tasks = [TaskRequest.resolve(t) for t in config.tasks]
@@ -164,7 +169,7 @@ def _dataset(config: DatasetBuildConfig) -> int:
     if config.proposer == "template":
         completer = proposer
     else:
-        from simjudge.tasks.llm_proposer import Completer
+        from simjudge.pipelines.llm_proposer import Completer
 
         completer = Completer(proposer.client, temperature=proposer.temperature)
     with executor_from(config) as executor:
@@ -181,9 +186,9 @@ def _dataset(config: DatasetBuildConfig) -> int:
 
 def _prm(config: PRMTrainConfig) -> int:
     from simjudge.judges.prm import PRMConfig
-    from simjudge.tasks.dataset import load_records
-    from simjudge.tasks.llm import MiniLMEmbedder
-    from simjudge.tasks.prm_eval import train_eval, write_report
+    from simjudge.llm import MiniLMEmbedder
+    from simjudge.pipelines.dataset import load_records
+    from simjudge.pipelines.prm_eval import train_eval, write_report
 
     train = not isinstance(config, PRMEvalConfig)
     records = load_records(config.data)

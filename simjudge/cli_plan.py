@@ -1,7 +1,7 @@
 """The plan-evaluation command: ``simjudge plan-eval`` (RoboBench's planning in simulation).
 
-Thin like :mod:`simjudge.cli`: the config (:class:`~simjudge.tasks.plans.evaluate.PlanEvalConfig`)
-in, one library call out (:func:`~simjudge.tasks.plans.evaluate.run_plan_eval`).
+Thin like :mod:`simjudge.cli`: the config (:class:`~simjudge.pipelines.plans.evaluate.PlanEvalConfig`)
+in, one library call out (:func:`~simjudge.pipelines.plans.evaluate.run_plan_eval`).
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from simjudge.cli_configs import Command
-from simjudge.tasks.plans.evaluate import PlanEvalConfig
+from simjudge.pipelines.plans.evaluate import PlanEvalConfig
 
 __all__ = ["PLAN_COMMANDS", "PLAN_GROUPS"]
 
 
 def _plan_eval(config: PlanEvalConfig) -> int:
-    from simjudge.tasks.plans.evaluate import run_plan_eval
+    from simjudge.pipelines.plans.evaluate import run_plan_eval
 
     summary = run_plan_eval(config)
     out = Path(config.out)

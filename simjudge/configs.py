@@ -2,8 +2,8 @@
 
 Each class is one ``simjudge`` command; :mod:`simjudge.cli` generates its flags from the
 fields and the ``Attributes:`` docstring section (see :mod:`simjudge.cli_configs`). The
-commands that run a pipeline have their configs next to it (:mod:`simjudge.tasks.configs`,
-:class:`simjudge.tasks.judge_bench.JudgeBenchConfig`).
+commands that run a pipeline have their configs next to it (:mod:`simjudge.pipelines.configs`,
+:class:`simjudge.pipelines.judge_bench.JudgeBenchConfig`).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from simjudge.cli_configs import (
     flag_of,
     leaf_parsers,
 )
-from simjudge.tasks.configs import AcquireConfig, DatasetBuildConfig, ExecuteConfig
-from simjudge.tasks.judge_bench import DEFAULT_TASKS, ORACLE_TASKS, JudgeBenchConfig
+from simjudge.pipelines.configs import AcquireConfig, DatasetBuildConfig, ExecuteConfig
+from simjudge.pipelines.judge_bench import DEFAULT_TASKS, ORACLE_TASKS, JudgeBenchConfig
 from simjudge.tasks.spec.config import (
     ConfigError,
     config_fields,
@@ -351,7 +351,7 @@ def test_an_undocumented_field_cannot_become_a_flag():
         add_config_arguments(argparse.ArgumentParser(), Half)
 
 
-@pytest.mark.parametrize("name", ["simjudge.tasks.spec.config", "simjudge.tasks.configs"])
+@pytest.mark.parametrize("name", ["simjudge.tasks.spec.config", "simjudge.pipelines.configs"])
 def test_docstring_examples(name):
     result = doctest.testmod(importlib.import_module(name), verbose=False)
     assert result.attempted > 0 and result.failed == 0
@@ -400,7 +400,7 @@ def _fake_execute_fn(*args: Any, **kwargs: Any):
 
 
 def test_acquire_and_dataset_record_their_config(tmp_path, monkeypatch, capsys):
-    import simjudge.tasks.components as components
+    import simjudge.pipelines.components as components
 
     monkeypatch.setattr(components, "make_execute_fn", _fake_execute_fn)
     out = tmp_path / "acquire"
@@ -421,9 +421,9 @@ def test_acquire_and_dataset_record_their_config(tmp_path, monkeypatch, capsys):
 
 
 def test_prm_and_judge_bench_record_their_config(tmp_path, monkeypatch, capsys):
-    import simjudge.tasks.dataset as dataset
-    import simjudge.tasks.llm as llm
-    import simjudge.tasks.prm_eval as prm_eval
+    import simjudge.llm as llm
+    import simjudge.pipelines.dataset as dataset
+    import simjudge.pipelines.prm_eval as prm_eval
 
     class Embedder:
         embed = staticmethod(lambda texts: texts)

@@ -53,7 +53,7 @@ def simjudge_exceptions() -> list[type[BaseException]]:
 
 def test_every_module_is_found():
     names = package_modules()
-    assert "simjudge.envs.errors" in names and "simjudge.tasks.llm.base" in names
+    assert "simjudge.envs.errors" in names and "simjudge.llm.base" in names
     assert len(names) > 100
 
 
@@ -72,10 +72,10 @@ def test_every_exception_derives_from_simjudge_error():
     ("simjudge.envs.backends.base", "BackendError", RuntimeError),
     ("simjudge.envs.scene_builder", "SceneBuildError", RuntimeError),
     ("simjudge.skills.ompl_solve", "OMPLNotInstalledError", ImportError),
-    ("simjudge.tasks.llm.base", "LLMDependencyError", ImportError),
-    ("simjudge.tasks.llm.replay", "ReplayMissError", KeyError),
+    ("simjudge.llm.base", "LLMDependencyError", ImportError),
+    ("simjudge.llm.replay", "ReplayMissError", KeyError),
     ("simjudge.tasks.spec.task", "TaskSpecError", ValueError),
-    ("simjudge.tasks.pool_seed", "PoolError", ValueError),
+    ("simjudge.pipelines.pool_seed", "PoolError", ValueError),
     ("simjudge.judges.base", "JudgeResetNeeded", RuntimeError),
 ])
 def test_builtin_bases_are_kept(module, name, builtin):

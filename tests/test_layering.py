@@ -1,19 +1,22 @@
-"""The layering contract of ``DESIGN.md``, checked over the real import graph.
+"""The layering contract (docs/design.md), checked over the real import graph.
 
 Every ``import`` and ``from ... import`` statement in the source tree counts, wherever it
 is written: module top, inside functions (lazy imports) and under ``TYPE_CHECKING``. A
 module belongs to the most specific layer whose prefix it has.
 
-    envs            <- nothing else of simjudge
-    tasks.spec      <- envs
-    tasks.llm       <- nothing else of simjudge (but the two leaves below)
-    skills          <- envs, tasks.spec
-    judges          <- envs, tasks.spec, tasks.llm
-    tasks           <- all of the above (the pipelines)
-    simjudge (CLI)  <- everything; nothing imports it
+    envs        <- nothing else of simjudge
+    tasks       <- envs
+    llm         <- nothing else of simjudge
+    skills      <- envs, tasks
+    judges      <- envs, tasks, llm
+    policies    <- envs, tasks, skills, judges
+    executors   <- tasks
+    pipelines   <- all of the above
+    simjudge    <- everything (the CLI and the package root); nothing imports it
 
 Two stdlib-only leaves may be imported from any layer: the exception root
-``simjudge.envs.errors`` and the one atomic write ``simjudge.tasks.spec.io``.
+``simjudge.envs.errors`` and the one atomic write ``simjudge.tasks.spec.io``. The package
+root's alias table of moved modules (``simjudge._moved``) is part of the root.
 """
 
 from __future__ import annotations
@@ -27,18 +30,21 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = {"simjudge": "simjudge", "envs": "simjudge.envs", "tasks": "simjudge.tasks",
            "skills": "simjudge.skills", "judges": "simjudge.judges"}
 
-LAYERS = ("simjudge.tasks.spec", "simjudge.tasks.llm", "simjudge.envs", "simjudge.skills",
-          "simjudge.judges", "simjudge.tasks", "simjudge")
+LAYERS = ("simjudge.envs", "simjudge.tasks", "simjudge.llm", "simjudge.skills",
+          "simjudge.judges", "simjudge.policies", "simjudge.executors", "simjudge.pipelines",
+          "simjudge")
+_BELOW_PIPELINES = {"simjudge.envs", "simjudge.tasks", "simjudge.llm", "simjudge.skills",
+                    "simjudge.judges", "simjudge.policies", "simjudge.executors"}
 ALLOWED: dict[str, set[str]] = {
     "simjudge.envs": set(),
-    "simjudge.tasks.spec": {"simjudge.envs"},
-    "simjudge.tasks.llm": set(),
-    "simjudge.skills": {"simjudge.envs", "simjudge.tasks.spec"},
-    "simjudge.judges": {"simjudge.envs", "simjudge.tasks.spec", "simjudge.tasks.llm"},
-    "simjudge.tasks": {"simjudge.envs", "simjudge.tasks.spec", "simjudge.tasks.llm",
-                       "simjudge.skills", "simjudge.judges"},
-    "simjudge": {"simjudge.envs", "simjudge.tasks.spec", "simjudge.tasks.llm",
-                 "simjudge.skills", "simjudge.judges", "simjudge.tasks"},
+    "simjudge.tasks": {"simjudge.envs"},
+    "simjudge.llm": set(),
+    "simjudge.skills": {"simjudge.envs", "simjudge.tasks"},
+    "simjudge.judges": {"simjudge.envs", "simjudge.tasks", "simjudge.llm"},
+    "simjudge.policies": {"simjudge.envs", "simjudge.tasks", "simjudge.skills", "simjudge.judges"},
+    "simjudge.executors": {"simjudge.tasks"},
+    "simjudge.pipelines": _BELOW_PIPELINES,
+    "simjudge": _BELOW_PIPELINES | {"simjudge.pipelines"},
 }
 LEAVES: dict[str, set[str]] = {
     "simjudge.envs.errors": set(LAYERS),
@@ -109,10 +115,10 @@ def test_no_package_imports_the_root():
 
 @pytest.mark.parametrize(("src", "target", "ok"), [
     ("simjudge.skills.executor", "simjudge.tasks.spec.Solution", True),
-    ("simjudge.skills.executor", "simjudge.tasks.acquire", False),
+    ("simjudge.skills.executor", "simjudge.pipelines.acquire", False),
     ("simjudge.judges.episode", "simjudge", False),
     ("simjudge.envs.sim_env", "simjudge.tasks.spec.io", False),
-    ("simjudge.tasks.llm.replay", "simjudge.envs.scene", False),
+    ("simjudge.llm.replay", "simjudge.envs.scene", False),
 ])
 def test_contract_table_says_what_it_means(src, target, ok):
     assert (layer_of(target) in ALLOWED[layer_of(src)] or layer_of(target) == layer_of(src)) is ok

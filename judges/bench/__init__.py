@@ -12,7 +12,7 @@
 * :mod:`~simjudge.judges.bench.runs` — the sections of a run for one judge;
 * :mod:`~simjudge.judges.bench.report` — the markdown report.
 
-The runner that makes rollouts (policies, tasks) is :mod:`simjudge.tasks.judge_bench`
+The runner that makes rollouts (policies, tasks) is :mod:`simjudge.pipelines.judge_bench`
 (``simjudge judge-bench``).
 """
 

@@ -4,7 +4,7 @@ Why the full :class:`~simjudge.envs.sim_state.SimState` and not only Φ: any jud
 that did not exist when the rollouts were made — can then be evaluated on any recorded
 state by restoring it (``env.set_state``) and calling the judge's ``observe`` on the env's
 :class:`~simjudge.envs.state_api.StateView`. Rollouts are made once (in
-:mod:`simjudge.tasks.judge_bench`, which owns policies and tasks) and cached on disk.
+:mod:`simjudge.pipelines.judge_bench`, which owns policies and tasks) and cached on disk.
 
 **File format** (``format = "simjudge.bench-episodes/1"``; gzip-compressed JSON, one file
 per task and seed): ``{"format", "task", "seed", "config", "episodes": [...]}``, each

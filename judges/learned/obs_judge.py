@@ -32,7 +32,7 @@ _NETS: dict[str, Any] = {}
 
 def text_embedder() -> Any:
     """The MiniLM sentence encoder (offline, from the installed package; cached texts)."""
-    from simjudge.tasks.llm.embeddings import MiniLMEmbedder
+    from simjudge.llm.embeddings import MiniLMEmbedder
 
     return MiniLMEmbedder(threads=1)
 

@@ -28,7 +28,7 @@ ALL_ORACLE_TASKS: tuple[str, ...] = (
 )
 """Tasks the scripted oracle solved when the shipped weights' data was made (the data comes
 from their rollouts). It solves all of :data:`PARTIAL_TASKS` since (see
-``simjudge.tasks.judge_bench.ORACLE_TASKS``); the splits keep the data's lists."""
+``simjudge.pipelines.judge_bench.ORACLE_TASKS``); the splits keep the data's lists."""
 
 HELDOUT_TASKS: tuple[str, ...] = (
     "CloseDrawer-v0", "OpenMicrowaveDoor-v0", "PressDispenser-v0", "TurnOvenKnob-v0",

@@ -7,7 +7,7 @@
   (:func:`aggregate_scores`), per-sample scores and spread in the details.
 
 The client is injected (anything with ``.complete(messages, temperature=, max_tokens=,
-seed=, json_schema=)``), e.g. ``simjudge.tasks.llm.make_client("llamacpp:smollm2-135m")``.
+seed=, json_schema=)``), e.g. ``simjudge.llm.make_client("llamacpp:smollm2-135m")``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Both take any client object with ``complete(messages, *, temperature, max_tokens, seed,
 json_schema)`` returning an object with ``.text`` (or a string): the clients of
-:mod:`simjudge.tasks.llm` (llama.cpp, OpenAI-compatible, the replay cache, the scripted
+:mod:`simjudge.llm` (llama.cpp, OpenAI-compatible, the replay cache, the scripted
 client of tests) fit. Judges never import the task layer, so the client is injected.
 
 Test-time scaling (EQA-RM): ``k`` samples with distinct seeds (``seed``, ``seed + 1`` …)
@@ -39,7 +39,7 @@ __all__ = ["LLMEpisodeJudge", "LLMPlanJudge"]
 _NO_CLIENT = (
     "{judge} needs an LLM client: pass client=... — e.g. "
     "make_judge('{name}', client=make_client('llamacpp:smollm2-135m')) with "
-    "`from simjudge.tasks.llm import make_client`, or any object with "
+    "`from simjudge.llm import make_client`, or any object with "
     ".complete(messages, temperature=, max_tokens=, seed=, json_schema=)"
 )
 _DROPPED = (
@@ -168,7 +168,7 @@ class LLMPlanJudge(_LLMJudge):
     ``temperature``, ``model``, ``prompt_version``.
 
     Example:
-        >>> from simjudge.tasks.llm import ScriptedClient
+        >>> from simjudge.llm import ScriptedClient
         >>> judge = LLMPlanJudge(ScriptedClient(["Score: 0"]))
         >>> judge.judge_plan("primitive", "success = True", JudgeContext()).verdict
         'failure'
@@ -231,7 +231,7 @@ class LLMEpisodeJudge(_LLMJudge):
     ``clipped`` (list[bool]).
 
     Example:
-        >>> from simjudge.tasks.llm import ScriptedClient
+        >>> from simjudge.llm import ScriptedClient
         >>> judge = LLMEpisodeJudge(ScriptedClient(["<critique>ok</critique><score>8</score>"]))
         >>> judge.judge_episode(EpisodeRecord()).phi
         0.8

@@ -11,7 +11,7 @@
   from Φ traces of any potential judge (documented tie margin) or from a server VLM.
 
 Clients are injected or built from ``server``/``base_url``/``cache`` (:mod:`.base`); every
-exchange goes through :mod:`simjudge.tasks.llm` (replay cache, JSONL log).
+exchange goes through :mod:`simjudge.llm` (replay cache, JSONL log).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ plain parameters, so a spec string alone can name a server::
     make_judge("vlm-step:server='openai:Qwen2-VL-2B-Instruct',"
                "base_url='http://127.0.0.1:8000/v1',cache='runs/vlm_cache'")
 
-``server`` is a :func:`simjudge.tasks.llm.make_client` spec (``openai:<model>``; the
+``server`` is a :func:`simjudge.llm.make_client` spec (``openai:<model>``; the
 model may also come from ``$SIMJUDGE_LLM_MODEL``), ``cache`` a replay-cache folder
 (record/replay/auto via ``replay``, default ``auto``), ``log`` a JSONL exchange log. A judge
 built that way rebuilds its client after pickling (worker processes); an injected client
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from simjudge.envs.errors import SimjudgeError
-from simjudge.tasks.llm.openai_http import LLMHTTPError
+from simjudge.llm.openai_http import LLMHTTPError
 
 from ..base import Judge
 from ..llm.parse import SUPPORTED_AGGREGATES
@@ -56,7 +56,7 @@ def build_client(
     """A client from plain parameters (see the module docstring), or None if none is named."""
     if not (server or base_url or cache):
         return None
-    from simjudge.tasks.llm import make_client
+    from simjudge.llm import make_client
 
     spec = server or "openai"
     kwargs: dict[str, Any] = {}
@@ -138,7 +138,7 @@ class VLMJudgeBase(Judge):
             if self.client is None:
                 raise VLMServerError(
                     f"{self.label} has no VLM client: pass client=make_client('openai:<model>',"
-                    " base_url='http://127.0.0.1:8000/v1') (simjudge.tasks.llm), or build the "
+                    " base_url='http://127.0.0.1:8000/v1') (simjudge.llm), or build the "
                     "judge with server='openai:<model>', base_url=..., cache=... (injected "
                     "clients are not pickled: set judge.client again in worker processes)"
                 )

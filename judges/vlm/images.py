@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from simjudge.envs.errors import SimjudgeError
-from simjudge.tasks.llm.base import parse_image_data_url
-from simjudge.tasks.llm.openai_http import image_part as openai_image_part
-from simjudge.tasks.llm.openai_http import text_part
+from simjudge.llm.base import parse_image_data_url
+from simjudge.llm.openai_http import image_part as openai_image_part
+from simjudge.llm.openai_http import text_part
 
 __all__ = [
     "VLMFrameError",

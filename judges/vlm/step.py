@@ -17,7 +17,7 @@ settings (:meth:`.base.VLMJudgeBase.common_details`).
 
 Example (any client with ``complete``; a real server in use, see the README):
     >>> import numpy as np
-    >>> from simjudge.tasks.llm import ScriptedClient
+    >>> from simjudge.llm import ScriptedClient
     >>> judge = VLMStepJudge(ScriptedClient(['{"progress": 30, "reason": "ajar"}']), every=5)
     >>> judge.reset(JudgeContext(task="Open the drawer"))
     >>> judge.observe(Transition(step=0, frame=np.zeros((8, 8, 3), np.uint8))).phi

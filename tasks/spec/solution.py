@@ -155,7 +155,7 @@ def load_solution(source: str | Path) -> Solution:
         raise FileNotFoundError(
             f"{source!r} is a folder, not a solution YAML; a RoboGen task folder is accepted "
             "by `simjudge execute` and `simjudge import-robogen` "
-            "(simjudge.tasks.robogen.load_solution_or_robogen)"
+            "(simjudge.pipelines.robogen.load_solution_or_robogen)"
         )
     if path.exists():
         return Solution.from_yaml(path)

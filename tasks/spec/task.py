@@ -65,7 +65,7 @@ class TaskSpec(BaseModel):
         horizon: Episode length in env steps.
         translation_mode: Action translation mode used by the reference solution.
         tags: Free labels (``open``, ``close``, ``rotate``, ``press``, ``pick-place``).
-        plan: Reference plan as data (validated by ``simjudge.tasks.plans.task_plan``).
+        plan: Reference plan as data (validated by ``simjudge.pipelines.plans.task_plan``).
         milestones: Critical milestones (a DAG) as data, read with ``plan``.
     """
 

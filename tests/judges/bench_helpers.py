@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 from simjudge.judges.bench import BenchEpisode
-from simjudge.tasks.judge_bench import task_context, task_episodes
+from simjudge.pipelines.judge_bench import task_context, task_episodes
 from simjudge.tasks.spec import make_task_env
 
 TASKS = ("OpenDrawer-v0", "OpenBoxLid-v0")

@@ -73,7 +73,7 @@ def test_every_registered_judge_pickles_and_clones(name):
         pytest.skip("registered by another test")
     kwargs = {"code": REWARD_OK} if name.startswith("code-") else {}
     if name.startswith("llm-"):
-        from simjudge.tasks.llm import ScriptedClient
+        from simjudge.llm import ScriptedClient
 
         kwargs = {"client": ScriptedClient(["1"])}
     judge = make_judge(name, **kwargs)

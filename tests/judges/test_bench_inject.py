@@ -15,10 +15,10 @@ from simjudge.judges.bench import (
     score_plan_cases,
     summarize_plan_results,
 )
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer
+from simjudge.pipelines.verifiers import judge_context
 from simjudge.tasks.spec import load_task
-from simjudge.tasks.template_proposer import TemplateProposer
-from simjudge.tasks.verifiers import judge_context
 
 TASKS = ("OpenDrawer-v0", "CloseDoor-v0", "PressButton-v0", "TurnFaucet-v0", "OpenBoxLid-v0")
 

@@ -1,6 +1,6 @@
 """LLM judges: tolerant parsing, K-sample scaling, registry and client handling.
 
-Replies come from :class:`~simjudge.tasks.llm.ScriptedClient` (recorded texts); one test,
+Replies come from :class:`~simjudge.llm.ScriptedClient` (recorded texts); one test,
 marked ``llm``, runs the real SmolLM2-135M through the episode judge end to end.
 """
 
@@ -26,7 +26,7 @@ from simjudge.judges import (
 )
 from simjudge.judges.episode import StepRecord
 from simjudge.judges.llm import EPISODE_SCHEMA, keyframe_indices
-from simjudge.tasks.llm import ScriptedClient
+from simjudge.llm import ScriptedClient
 
 PLAN = 'rgbs, final_state = grasp_object_link(self, "Cab", "link_0")\nsuccess = True'
 
@@ -160,7 +160,7 @@ def test_docstring_examples(name):
                     reason="llama-cpp-python or the SmolLM2 weights are not installed (make llm)")
 def test_smollm2_episode_judge_end_to_end():
     from simjudge.judges.bench import to_record
-    from simjudge.tasks.llm import LlamaCppClient
+    from simjudge.llm import LlamaCppClient
     from tests.judges.bench_helpers import bench_episodes, open_envs
 
     client = LlamaCppClient("smollm2-135m", n_ctx=2048)

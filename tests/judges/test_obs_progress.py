@@ -16,7 +16,7 @@ from simjudge.judges.learned.features import TOKEN_FEATURES, scene_features
 from simjudge.judges.learned.model import file_sha256, load_net, save_net
 from simjudge.judges.learned.splits import HELDOUT_TASKS, TRAIN_TASKS, check_bench_split
 from simjudge.judges.learned.train import TrainSettings, predict, train_net
-from simjudge.tasks.judge_bench import JudgeBenchConfig, run_judge_bench, task_episodes
+from simjudge.pipelines.judge_bench import JudgeBenchConfig, run_judge_bench, task_episodes
 from simjudge.tasks.spec import make_task_env
 from simjudge.tasks.spec.config import ConfigError
 

@@ -14,7 +14,7 @@ from simjudge.judges.prm import (
     aggregate,
     focal_loss,
 )
-from simjudge.tasks.llm import HashingEmbedder
+from simjudge.llm import HashingEmbedder
 
 GRASP = 'rgbs, final_state = grasp_object_link(self, "Cabinet", "{link}")\nsuccess = check_grasped(self, "Cabinet", "{link}")'
 PULL = "def _compute_reward(self):\n    q = get_joint_state(self, \"Cabinet\", \"{joint}\")\n    return -abs(q - {target}), q > 0.1"

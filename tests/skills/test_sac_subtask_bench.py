@@ -70,7 +70,7 @@ def test_runs_passed_before_learning_are_flagged(capsys) -> None:
 def test_a_judge_that_reads_frames_gets_a_rendered_frame_every_step() -> None:
     """``--reward image-progress``: the training env renders, and the judge's Φ moves with it."""
     from simjudge.judges import JudgeReward, make_judge
-    from simjudge.tasks.judge_bench import task_context
+    from simjudge.pipelines.judge_bench import task_context
     from simjudge.tasks.spec import make_task_env
 
     bench = _bench()

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simjudge.tasks.components import SolutionExecute
-from simjudge.tasks.executors import EXECUTOR_KEYS
-from simjudge.tasks.executors.probe import crash
+from simjudge.executors import EXECUTOR_KEYS
+from simjudge.executors.probe import crash
+from simjudge.pipelines.components import SolutionExecute
 from simjudge.tasks.spec import Outcome, Solution
 
 TIMING_KEYS = frozenset({"wall_time_s", "planning_time_s", "seconds", "time", "provenance"})
@@ -73,8 +73,8 @@ class CrashOnCandidate:
 DRIVER = """
 import sys
 from pathlib import Path
-from simjudge.tasks.executors import Job, JobStore, make_executor
-from simjudge.tasks.executors.probe import slow_sum
+from simjudge.executors import Job, JobStore, make_executor
+from simjudge.executors.probe import slow_sum
 
 root, name, seconds = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
 jobs = [Job(f"job_{s:02d}", slow_sum, kwargs={"n": 50, "seed": s, "seconds": seconds})

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from simjudge.tasks.acquire import RunDirError, acquire
-from simjudge.tasks.components import make_execute_fn, make_proposer
-from simjudge.tasks.pool import ExemplarPool
-from simjudge.tasks.proposer import TaskRequest
-from simjudge.tasks.verifiers import make_verifier
+from simjudge.pipelines.acquire import RunDirError, acquire
+from simjudge.pipelines.components import make_execute_fn, make_proposer
+from simjudge.pipelines.pool import ExemplarPool
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.verifiers import make_verifier
 
 RECORDED = Path(__file__).parent / "data" / "llm_cache"
 """Exchanges recorded from the real local model (see tests/tasks/data/README.md)."""
@@ -28,7 +28,7 @@ def _files(folder: Path) -> dict[str, float]:
 
 
 def test_template_acquire_succeeds_and_pools(tmp_path):
-    from simjudge.tasks.llm import HashingEmbedder
+    from simjudge.llm import HashingEmbedder
 
     pool = ExemplarPool(tmp_path / "pool.sqlite", embedder=HashingEmbedder())
     request = TaskRequest.resolve("Open Door")

@@ -15,19 +15,19 @@ from typing import Any
 
 import pytest
 
-from simjudge.tasks.arena import run_arena
-from simjudge.tasks.arena.critique import (
+from simjudge.llm import LLMLog, ReplayMissError
+from simjudge.pipelines.arena import run_arena
+from simjudge.pipelines.arena.critique import (
     clean_critique,
     critique_messages,
     describe_side,
     unusable_because,
 )
-from simjudge.tasks.arena.evaluator import SideSignals, judge_match
-from simjudge.tasks.arena.match import ArenaEvaluatorError
-from simjudge.tasks.arena.store import DB_FILE, ArenaStore
-from simjudge.tasks.llm import LLMLog, ReplayMissError
-from simjudge.tasks.report.arena_section import write_arena_report
-from simjudge.tasks.report.browser import chromium_path, inspect_page
+from simjudge.pipelines.arena.evaluator import SideSignals, judge_match
+from simjudge.pipelines.arena.match import ArenaEvaluatorError
+from simjudge.pipelines.arena.store import DB_FILE, ArenaStore
+from simjudge.pipelines.report.arena_section import write_arena_report
+from simjudge.pipelines.report.browser import chromium_path, inspect_page
 from simjudge.tasks.spec.rundir import RunDir, RunDirError
 
 FIXTURE = Path(__file__).parent / "data" / "arena_reasons" / "llm_cache"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simjudge.tasks.arena.evaluator import SideSignals, TieRule, judge_match
-from simjudge.tasks.arena.match import ArenaEvaluatorError, check_evaluator, play_match
-from simjudge.tasks.arena.oracle import OracleError, oracle_cell, oracle_scores
+from simjudge.pipelines.arena.evaluator import SideSignals, TieRule, judge_match
+from simjudge.pipelines.arena.match import ArenaEvaluatorError, check_evaluator, play_match
+from simjudge.pipelines.arena.oracle import OracleError, oracle_cell, oracle_scores
 
 
 @pytest.mark.parametrize(

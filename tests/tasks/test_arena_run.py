@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from simjudge.cli import main
-from simjudge.tasks.arena import ArenaStore, run_arena
+from simjudge.pipelines.arena import ArenaStore, run_arena
 from simjudge.tasks.spec.rundir import RunDirError
 
 POLICIES = {"good": "oracle", "wrong": "oracle-wrong-target", "idle": "zero"}
@@ -89,7 +89,7 @@ def test_cli_run_rank_validate_and_report(tmp_path):
 
 
 def _check_in_browser(page):
-    from simjudge.tasks.report.browser import chromium_path, inspect_page
+    from simjudge.pipelines.report.browser import chromium_path, inspect_page
 
     if chromium_path() is None:
         pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")

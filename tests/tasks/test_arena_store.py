@@ -9,8 +9,8 @@ import pytest
 
 from simjudge.envs.errors import SimjudgeError
 from simjudge.judges.metrics.rankings import LOSS, TIE, WIN
-from simjudge.tasks.arena.sampling import sample_match
-from simjudge.tasks.arena.store import ArenaStore, ArenaStoreError, MatchResult, PlannedMatch
+from simjudge.pipelines.arena.sampling import sample_match
+from simjudge.pipelines.arena.store import ArenaStore, ArenaStoreError, MatchResult, PlannedMatch
 
 
 def _match(idx, a="good", b="bad", task="OpenDrawer-v0"):

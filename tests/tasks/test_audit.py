@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simjudge.judges.episode import EpisodeRecord
-from simjudge.tasks.audit import (
+from simjudge.pipelines.audit import (
     AuditConfig,
     AuditRescoreConfig,
     bootstrap_ci,
@@ -22,7 +22,7 @@ from simjudge.tasks.audit import (
     run_audit,
     summarize_run,
 )
-from simjudge.tasks.policies import PolicyError
+from simjudge.policies import PolicyError
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -136,8 +136,8 @@ def test_rescore_replays_stored_episodes_with_another_judge(audit_run):
 
 
 def test_a_served_policy_audits_like_the_same_policy_run_locally(tmp_path):
-    from simjudge.tasks.policies import make_policy
-    from simjudge.tasks.policies.server import PolicyServer
+    from simjudge.policies import make_policy
+    from simjudge.policies.server import PolicyServer
 
     with PolicyServer(make_policy("random:scale=0.5"), port=0) as server:
         audit = run_audit(_config(tmp_path, policy=(f"far=remote:{server.url}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simjudge.tasks.audit import AuditConfig, run_audit
+from simjudge.pipelines.audit import AuditConfig, run_audit
 
 pytestmark = pytest.mark.timeout(300)
 

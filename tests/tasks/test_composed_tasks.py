@@ -9,9 +9,9 @@ from gymnasium.utils.env_checker import check_env
 
 import simjudge  # noqa: F401 - registers the ids
 from simjudge.envs.goals import AllOfGoal, SequenceGoal
+from simjudge.pipelines.plans.groundtruth import composed_ids as plan_composed_ids
+from simjudge.pipelines.plans.groundtruth import load_plan_task, plan_task_ids, task_plan
 from simjudge.skills.scripted import ScriptedPolicy
-from simjudge.tasks.plans.groundtruth import composed_ids as plan_composed_ids
-from simjudge.tasks.plans.groundtruth import load_plan_task, plan_task_ids, task_plan
 from simjudge.tasks.spec import (
     builtin_ids,
     composed_ids,

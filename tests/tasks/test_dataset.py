@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from simjudge.tasks.dataset import (
+from simjudge.pipelines.dataset import (
     _Entry,
     label_prefixes,
     split_by_solution,
     split_by_task,
 )
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer
 from simjudge.tasks.spec import Outcome
-from simjudge.tasks.template_proposer import TemplateProposer
 
 
 def _entries():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simjudge.tasks.embedding_cache import cached_embed, query_cache_path
-from simjudge.tasks.llm.embeddings import HashingEmbedder
-from simjudge.tasks.pool import ExemplarPool
-from simjudge.tasks.pool_seed import seed_pool
+from simjudge.llm.embeddings import HashingEmbedder
+from simjudge.pipelines.embedding_cache import cached_embed, query_cache_path
+from simjudge.pipelines.pool import ExemplarPool
+from simjudge.pipelines.pool_seed import seed_pool
 
 
 class CountingEmbedder(HashingEmbedder):

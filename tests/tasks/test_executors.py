@@ -19,17 +19,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from simjudge.tasks.acquire import acquire
-from simjudge.tasks.components import make_execute_fn, make_proposer
-from simjudge.tasks.dataset import build_dataset
-from simjudge.tasks.executors import (
+from simjudge.executors import (
     ExecutorError,
     Job,
     JobStore,
     make_executor,
     resume_identity,
 )
-from simjudge.tasks.executors.probe import (
+from simjudge.executors.probe import (
     crash,
     crash_once,
     imports,
@@ -37,7 +34,10 @@ from simjudge.tasks.executors.probe import (
     slow_sum,
     wait_for_file,
 )
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.acquire import acquire
+from simjudge.pipelines.components import make_execute_fn, make_proposer
+from simjudge.pipelines.dataset import build_dataset
+from simjudge.pipelines.proposer import TaskRequest
 from tests.tasks.executor_helpers import (
     DRIVER,
     CrashOnCandidate,
@@ -179,7 +179,7 @@ def test_a_job_over_its_time_limit_is_killed_and_recorded(tmp_path):
 
 
 def test_workers_import_only_what_their_jobs_need(tmp_path):
-    modules = ["simjudge.tasks.components", "simjudge.skills.executor", "simjudge.judges.live"]
+    modules = ["simjudge.pipelines.components", "simjudge.skills.executor", "simjudge.judges.live"]
     with make_executor("local", workers=1) as executor:
         bare, pipeline = executor.map([Job("bare", imports, ([],)),
                                        Job("pipeline", imports, (modules,))], progress=False)
@@ -244,7 +244,7 @@ def test_dataset_build_is_the_same_byte_for_byte_serial_or_local(tmp_path):
 
 
 def test_acquire_records_a_crashed_candidate_as_failed_and_pools_the_rest(tmp_path):
-    from simjudge.tasks.components import SolutionExecute
+    from simjudge.pipelines.components import SolutionExecute
 
     request = TaskRequest.resolve("Open Drawer")
     execute = CrashOnCandidate(SolutionExecute("oracle", None, 0, False,
@@ -264,7 +264,7 @@ def test_acquire_records_a_crashed_candidate_as_failed_and_pools_the_rest(tmp_pa
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_judge_bench_is_the_same_serial_or_local(tmp_path):
-    from simjudge.tasks.judge_bench import JudgeBenchConfig, run_judge_bench
+    from simjudge.pipelines.judge_bench import JudgeBenchConfig, run_judge_bench
 
     contents = {}
     for name in ("serial", "local"):

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from simjudge.tasks.executors import Job, JobStore, make_executor
-from simjudge.tasks.executors.probe import (
+from simjudge.executors import Job, JobStore, make_executor
+from simjudge.executors.probe import (
     WarmProbe,
     crash_once,
     seeded_sum,
@@ -152,7 +152,7 @@ def _free_port() -> int:
 
 @pytest.mark.timeout(60)
 def test_a_cluster_address_where_nothing_answers_fails_fast_with_the_fix():
-    from simjudge.tasks.executors import ExecutorError
+    from simjudge.executors import ExecutorError
 
     executor = make_executor("ray", ray_address=f"127.0.0.1:{_free_port()}")
     with pytest.raises(ExecutorError, match="nothing answers at 127.0.0.1:.*ray start --head"):

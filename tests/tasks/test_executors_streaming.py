@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from simjudge.tasks.executors import ExecutorError, Job, JobStore, make_executor
-from simjudge.tasks.executors.probe import WarmProbe, seeded_sum, slow_sum
+from simjudge.executors import ExecutorError, Job, JobStore, make_executor
+from simjudge.executors.probe import WarmProbe, seeded_sum, slow_sum
 
 MODULE = "ftplib"  # a standard-library module nothing here imports
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from simjudge.tasks.goal_report import GoalConfig, goal_command, goal_report
-from simjudge.tasks.goal_writer import write_goal
-from simjudge.tasks.llm import ScriptedClient
+from simjudge.llm import ScriptedClient
+from simjudge.pipelines.goal_report import GoalConfig, goal_command, goal_report
+from simjudge.pipelines.goal_writer import write_goal
 from simjudge.tasks.spec import TaskSpecError
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from simjudge.cli import main
 from simjudge.judges.bench import load_episodes
-from simjudge.tasks.judge_bench import (
+from simjudge.pipelines.judge_bench import (
     ORACLE_TASKS,
     POLICIES,
     JudgeBenchConfig,

@@ -8,12 +8,12 @@ import importlib
 import pytest
 
 MODULES = [
-    "simjudge.tasks.llm.base",
-    "simjudge.tasks.llm.replay",
-    "simjudge.tasks.llm.log",
-    "simjudge.tasks.llm.factory",
-    "simjudge.tasks.pool",
-    "simjudge.tasks.pool_seed",
+    "simjudge.llm.base",
+    "simjudge.llm.replay",
+    "simjudge.llm.log",
+    "simjudge.llm.factory",
+    "simjudge.pipelines.pool",
+    "simjudge.pipelines.pool_seed",
 ]
 
 

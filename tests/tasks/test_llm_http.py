@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from simjudge.tasks.llm import (
+from simjudge.llm import (
     LLMHTTPError,
     LLMLog,
     OpenAIClient,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from simjudge.tasks.llm import LlamaCppClient, ReplayClient, complete_structured
+from simjudge.llm import LlamaCppClient, ReplayClient, complete_structured
 
 pytestmark = [
     pytest.mark.llm,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simjudge.tasks.llm.base import LLMRequest, LLMResponse
-from simjudge.tasks.llm.log import IMAGE_REF_PREFIX, LLMLog
-from simjudge.tasks.llm.openai_http import image_message, message_images
+from simjudge.llm.base import LLMRequest, LLMResponse
+from simjudge.llm.log import IMAGE_REF_PREFIX, LLMLog
+from simjudge.llm.openai_http import image_message, message_images
 
 
 def _png(seed: int) -> bytes:

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from simjudge.tasks.llm import (
+from simjudge.llm import (
     LlamaCppClient,
     LLMDependencyError,
     ModelIntegrityError,
@@ -15,7 +15,7 @@ from simjudge.tasks.llm import (
     ensure_model,
     make_client,
 )
-from simjudge.tasks.llm import models as registry
+from simjudge.llm import models as registry
 
 
 @pytest.fixture

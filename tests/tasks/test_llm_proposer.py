@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from simjudge.tasks.llm import ScriptedClient
-from simjudge.tasks.llm_proposer import Completer, LLMProposer, build_messages
-from simjudge.tasks.proposer import Exemplar, TaskRequest
-from simjudge.tasks.template_proposer import TemplateProposer
+from simjudge.llm import ScriptedClient
+from simjudge.pipelines.llm_proposer import Completer, LLMProposer, build_messages
+from simjudge.pipelines.proposer import Exemplar, TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer
 
 GOOD = {
     "scene": {"joint_init": {"joint_0": 0.0}},

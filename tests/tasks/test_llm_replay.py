@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from simjudge.tasks.llm import (
+from simjudge.llm import (
     LLMLog,
     LLMRequest,
     ReplayClient,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from simjudge.tasks.llm import ScriptedClient, StructuredOutputError, complete_structured
-from simjudge.tasks.llm.structured import _check, extract_json, validate_json
+from simjudge.llm import ScriptedClient, StructuredOutputError, complete_structured
+from simjudge.llm.structured import _check, extract_json, validate_json
 
 
 @pytest.mark.parametrize("text, expected", [

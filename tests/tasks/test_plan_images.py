@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 
 from simjudge.cli import main
-from simjudge.tasks.llm import LLMLog
-from simjudge.tasks.llm.base import LLMRequest, request_hash
-from simjudge.tasks.llm.openai_http import image_message, image_part, message_images
+from simjudge.llm import LLMLog
+from simjudge.llm.base import LLMRequest, request_hash
+from simjudge.llm.openai_http import image_message, image_part, message_images
 from tests.tasks.test_llm_http import ChatServer, chat_reply
 
 

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from simjudge.cli import main
-from simjudge.tasks.llm import ScriptedClient
-from simjudge.tasks.llm.replay import ReplayClient
-from simjudge.tasks.plans import parse_node, task_plan
-from simjudge.tasks.plans.faults import execution_fault_items, privileged_diagnosis
-from simjudge.tasks.plans.physical import ExecutionFault, PhysicalRunner
-from simjudge.tasks.plans.planners import LLMAgent, make_agent
-from simjudge.tasks.plans.questions import q2_items, q3_items
+from simjudge.llm import ScriptedClient
+from simjudge.llm.replay import ReplayClient
+from simjudge.pipelines.plans import parse_node, task_plan
+from simjudge.pipelines.plans.faults import execution_fault_items, privileged_diagnosis
+from simjudge.pipelines.plans.physical import ExecutionFault, PhysicalRunner
+from simjudge.pipelines.plans.planners import LLMAgent, make_agent
+from simjudge.pipelines.plans.questions import q2_items, q3_items
 from simjudge.tasks.spec import load_task
 
 
@@ -102,7 +102,7 @@ def _reply(request):
 
 def test_llm_agent_exchanges_are_logged_and_replayable(tmp_path):
     agent = LLMAgent(ReplayClient(ScriptedClient(_reply), tmp_path / "cache", mode="record"))
-    from simjudge.tasks.plans.evaluate import PlanEvalConfig, evaluate_task
+    from simjudge.pipelines.plans.evaluate import PlanEvalConfig, evaluate_task
 
     config = PlanEvalConfig(out=str(tmp_path), failures=False, q3_per_task=4)
     plan = task_plan(load_task("OpenDrawer-v0"))

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from simjudge.tasks.plans import (
+from simjudge.pipelines.plans import (
     PlanError,
     TaskPlanError,
     node_correctness,
@@ -16,10 +16,14 @@ from simjudge.tasks.plans import (
     run_symbolic,
     task_plan,
 )
-from simjudge.tasks.plans.faults import PLANNING_FAULTS, inject_planning_fault, plan_error_labels
-from simjudge.tasks.plans.groundtruth import composed_ids, load_plan_task
-from simjudge.tasks.plans.matching import maximum_matching, raw_ids, resolve_object
-from simjudge.tasks.plans.questions import q2_score
+from simjudge.pipelines.plans.faults import (
+    PLANNING_FAULTS,
+    inject_planning_fault,
+    plan_error_labels,
+)
+from simjudge.pipelines.plans.groundtruth import composed_ids, load_plan_task
+from simjudge.pipelines.plans.matching import maximum_matching, raw_ids, resolve_object
+from simjudge.pipelines.plans.questions import q2_score
 from simjudge.tasks.spec import TaskSpec, library_ids, load_library, load_task
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.transforms import rpy_matrix
-from simjudge.tasks.policies import (
+from simjudge.policies import (
     Policy,
     PolicyError,
     PolicyInfo,
@@ -21,7 +21,7 @@ from simjudge.tasks.policies import (
     run_episode,
     to_env_action,
 )
-from simjudge.tasks.policies.observe import quat_to_rpy
+from simjudge.policies.observe import quat_to_rpy
 from simjudge.tasks.spec import make_task_env
 
 

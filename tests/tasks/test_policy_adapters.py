@@ -14,11 +14,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from simjudge.envs.sim_state import SimState
+from simjudge.policies import PolicyError, make_policy, run_episode
+from simjudge.policies.joint_actions import commands_to_actions
+from simjudge.policies.registry import check_policy_spec
 from simjudge.skills.executor import execute_solution
 from simjudge.skills.library import SkillLibrary, state_distance
-from simjudge.tasks.policies import PolicyError, make_policy, run_episode
-from simjudge.tasks.policies.joint_actions import commands_to_actions
-from simjudge.tasks.policies.registry import check_policy_spec
 from simjudge.tasks.spec import make_task_env, read_json
 
 pytestmark = pytest.mark.timeout(180)
@@ -113,7 +113,7 @@ def test_executor_policy_replays_the_executed_solution_to_verified_success():
     with pytest.raises(PolicyError, match="neither a solution YAML"):
         make_policy("executor:no/such/solution.yaml")
     with pytest.raises(PolicyError, match="privileged"):
-        from simjudge.tasks.policies import PolicyTask
+        from simjudge.policies import PolicyTask
 
         policy = make_policy("executor")
         policy.reset(PolicyTask("OpenDrawer-v0"), 0)

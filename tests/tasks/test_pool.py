@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from simjudge.tasks.llm import HashingEmbedder, MiniLMEmbedder
-from simjudge.tasks.llm.embeddings import minilm_path
-from simjudge.tasks.pool import ExemplarPool, PoolError, TaskFields
-from simjudge.tasks.pool_seed import EXEMPLAR_DIR, load_exemplars, seed_pool
+from simjudge.llm import HashingEmbedder, MiniLMEmbedder
+from simjudge.llm.embeddings import minilm_path
+from simjudge.pipelines.pool import ExemplarPool, PoolError, TaskFields
+from simjudge.pipelines.pool_seed import EXEMPLAR_DIR, load_exemplars, seed_pool
 from simjudge.tasks.spec import Solution
 
 
@@ -234,8 +234,8 @@ def test_shipped_seed_folder_loads():
 
 READER = textwrap.dedent("""
     import sys, time
-    from simjudge.tasks.llm import HashingEmbedder
-    from simjudge.tasks.pool import ExemplarPool
+    from simjudge.llm import HashingEmbedder
+    from simjudge.pipelines.pool import ExemplarPool
     pool = ExemplarPool(sys.argv[1], embedder=HashingEmbedder())
     n, end = 0, time.monotonic() + float(sys.argv[2])
     while time.monotonic() < end:
@@ -282,7 +282,7 @@ def test_concurrent_readers_and_writer(tmp_path):
 
 
 def test_shipped_exemplars_are_at_least_15_verified_solutions():
-    from simjudge.tasks.pool_seed import load_exemplars
+    from simjudge.pipelines.pool_seed import load_exemplars
 
     items = load_exemplars()
     assert len(items) >= 15

@@ -13,10 +13,10 @@ import pytest
 
 from simjudge.envs.action_modes import ActionModeError, current_pose
 from simjudge.envs.sim_env import SimEnv
-from simjudge.tasks.policies import make_policy, run_episode, to_env_action
-from simjudge.tasks.policies.builtin import CallablePolicy
-from simjudge.tasks.policies.observe import env_action_mode
-from simjudge.tasks.policies.server import PolicyServer
+from simjudge.policies import make_policy, run_episode, to_env_action
+from simjudge.policies.builtin import CallablePolicy
+from simjudge.policies.observe import env_action_mode
+from simjudge.policies.server import PolicyServer
 
 pytest.importorskip("openpi_client", reason="pip install --no-deps openpi-client (the real peer)")
 from openpi_client.websocket_client_policy import WebsocketClientPolicy  # noqa: E402

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from websockets.asyncio.server import serve
 
+from simjudge.policies import PolicyError, make_policy, run_episode
+from simjudge.policies.server import PolicyServer
 from simjudge.skills.executor import execute_solution
 from simjudge.skills.library import SkillLibrary
-from simjudge.tasks.policies import PolicyError, make_policy, run_episode
-from simjudge.tasks.policies.server import PolicyServer
 from simjudge.tasks.spec import make_task_env
 
 openpi_msgpack = pytest.importorskip(

@@ -24,10 +24,10 @@ import pytest
 import websockets
 from websockets.asyncio.server import serve
 
-from simjudge.tasks.policies import PolicyTask, make_policy, run_episode
-from simjudge.tasks.policies.codec import pack, unpack
-from simjudge.tasks.policies.remote import RemotePolicyError
-from simjudge.tasks.policies.server import PolicyServer
+from simjudge.policies import PolicyTask, make_policy, run_episode
+from simjudge.policies.codec import pack, unpack
+from simjudge.policies.remote import RemotePolicyError
+from simjudge.policies.server import PolicyServer
 from simjudge.tasks.spec import make_task_env
 
 openpi_msgpack = pytest.importorskip(

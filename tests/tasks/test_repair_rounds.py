@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from simjudge.tasks.acquire import acquire
-from simjudge.tasks.components import make_execute_fn
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.acquire import acquire
+from simjudge.pipelines.components import make_execute_fn
+from simjudge.pipelines.proposer import TaskRequest
 from simjudge.tasks.spec import Solution, load_solution
 
 GOAL_LINE = "success = fraction >= 0.6"

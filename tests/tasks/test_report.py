@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simjudge.tasks.audit import AuditConfig, run_audit
-from simjudge.tasks.report import Section, render_page
-from simjudge.tasks.report.browser import chromium_path, inspect_page
+from simjudge.pipelines.audit import AuditConfig, run_audit
+from simjudge.pipelines.report import Section, render_page
+from simjudge.pipelines.report.browser import chromium_path, inspect_page
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,9 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from simjudge.tasks.llm import HashingEmbedder
-from simjudge.tasks.pool import ExemplarPool
-from simjudge.tasks.pool_seed import load_exemplars
+from simjudge.llm import HashingEmbedder
+from simjudge.pipelines.pool import ExemplarPool
+from simjudge.pipelines.pool_seed import load_exemplars
 from simjudge.tasks.spec import Outcome, Solution
 
 
@@ -71,9 +71,9 @@ def test_pool_made_before_outcome_keys_is_migrated(tmp_path):
 CREATE_AND_SEED = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from simjudge.tasks.llm import HashingEmbedder
-    from simjudge.tasks.pool import ExemplarPool
-    from simjudge.tasks.pool_seed import seed_pool
+    from simjudge.llm import HashingEmbedder
+    from simjudge.pipelines.pool import ExemplarPool
+    from simjudge.pipelines.pool_seed import seed_pool
     ready = Path(sys.argv[2])
     (ready / str(os.getpid())).touch()
     deadline = time.time() + 60
@@ -186,10 +186,10 @@ def test_plain_read_json_names_the_file_and_the_fix(tmp_path):
 # acquire: resumed runs validate every checkpoint, redo bad steps, pool each outcome once
 # ----------------------------------------------------------------------------------
 def _acquire(out: Path, pool=None, resume: bool = False, **kwargs):
-    from simjudge.tasks.acquire import acquire
-    from simjudge.tasks.components import make_execute_fn, make_proposer
-    from simjudge.tasks.proposer import TaskRequest
-    from simjudge.tasks.verifiers import make_verifier
+    from simjudge.pipelines.acquire import acquire
+    from simjudge.pipelines.components import make_execute_fn, make_proposer
+    from simjudge.pipelines.proposer import TaskRequest
+    from simjudge.pipelines.verifiers import make_verifier
 
     return acquire(TaskRequest.resolve("Open Door"), make_proposer("template", out),
                    kwargs.pop("execute", None) or make_execute_fn("oracle", video=False), out,
@@ -277,13 +277,13 @@ def _crash_on_first_candidate(solution, run_dir):
         fh.write(Path(run_dir).name + "\n")
     if Path(run_dir).name == "cand_000":
         os.kill(os.getpid(), signal.SIGSEGV)
-    from simjudge.tasks.components import make_execute_fn
+    from simjudge.pipelines.components import make_execute_fn
 
     return make_execute_fn("oracle", video=False)(solution, run_dir)
 
 
 def test_a_candidate_that_crashes_its_worker_is_a_verdict_and_resume_skips_it(tmp_path):
-    from simjudge.tasks.executors import make_executor
+    from simjudge.executors import make_executor
 
     out = tmp_path / "run"
     with make_executor("local", 1, retries=1) as executor:
@@ -302,7 +302,7 @@ def test_a_candidate_that_crashes_its_worker_is_a_verdict_and_resume_skips_it(tm
 def test_pool_refuses_huge_task_names():
     import pytest
 
-    from simjudge.tasks.pool import PoolError
+    from simjudge.pipelines.pool import PoolError
 
     pool = ExemplarPool(":memory:", embedder=HashingEmbedder())
     with pytest.raises(PoolError, match="at most 200 characters"):

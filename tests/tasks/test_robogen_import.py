@@ -16,7 +16,7 @@ import pytest
 from simjudge.envs.catalogue import default_catalogue
 from simjudge.envs.codegen import DisallowedCodeError, compile_primitive_block, compile_reward
 from simjudge.envs.state_api import STATE_API
-from simjudge.tasks.robogen import (
+from simjudge.pipelines.robogen import (
     CATEGORY_MAP,
     MISSING_CATEGORIES,
     RobogenImportError,
@@ -26,9 +26,9 @@ from simjudge.tasks.robogen import (
     rigid_category,
     solution_yaml,
 )
-from simjudge.tasks.robogen.categories import CATALOGUE_ARTICULATED, CATALOGUE_RIGID
-from simjudge.tasks.robogen.reader import extract_execute_block
-from simjudge.tasks.robogen.scene import (
+from simjudge.pipelines.robogen.categories import CATALOGUE_ARTICULATED, CATALOGUE_RIGID
+from simjudge.pipelines.robogen.reader import extract_execute_block
+from simjudge.pipelines.robogen.scene import (
     RobogenObject,
     convert_scene,
     joint_fraction,
@@ -366,7 +366,7 @@ def test_robogen_helpers_compile_in_reward_and_primitive_code():
 
 # -- the command ------------------------------------------------------------------------------
 def test_import_command_prints_the_report_and_writes_the_yaml(tmp_path, capsys):
-    from simjudge.tasks.robogen.command import ImportRobogenConfig, run_import
+    from simjudge.pipelines.robogen.command import ImportRobogenConfig, run_import
 
     out = tmp_path / "oven.yaml"
     assert run_import(ImportRobogenConfig(task_dir=str(OVEN), out=str(out))) == 0
@@ -380,7 +380,7 @@ def test_import_command_prints_the_report_and_writes_the_yaml(tmp_path, capsys):
 
 
 def test_execute_gets_the_goal_from_robogens_words(tmp_path, capsys):
-    from simjudge.tasks.robogen.command import load_for_execute
+    from simjudge.pipelines.robogen.command import load_for_execute
 
     solution, goal = load_for_execute(OVEN)
     assert solution == import_robogen(OVEN)[0]
@@ -404,7 +404,7 @@ def test_unsupported_category_is_refused_with_the_reason(tmp_path):
 
 
 def test_a_start_left_to_chance_is_set_where_the_goal_does_not_hold(tmp_path, capsys):
-    from simjudge.tasks.robogen.command import ImportRobogenConfig, load_for_execute, run_import
+    from simjudge.pipelines.robogen.command import ImportRobogenConfig, load_for_execute, run_import
 
     # the fixture sets the power button's joint to `random`: pressed already at reset, maybe
     solution, goal = load_for_execute(DISHWASHER)

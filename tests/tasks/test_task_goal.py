@@ -7,7 +7,8 @@ import pytest
 from simjudge.envs.goals import AllOfGoal, JointGoal, JointRangeGoal, PlaceGoal
 from simjudge.envs.sim_env import SimEnv
 from simjudge.judges import JudgeContext, PrivilegedProgressJudge, Transition
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer, choose_joint
 from simjudge.tasks.spec import (
     AMOUNTS,
     JointTarget,
@@ -18,7 +19,6 @@ from simjudge.tasks.spec import (
     load_library,
     load_task,
 )
-from simjudge.tasks.template_proposer import TemplateProposer, choose_joint
 
 
 def _target(**kw) -> JointTarget:

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.proposer import TaskRequest
 from simjudge.tasks.spec import TaskSpecError, load_task
 
 
@@ -25,7 +25,7 @@ def test_builtin_name_with_its_own_description_or_object_is_still_the_builtin():
 
 
 def test_builtin_name_with_a_new_description_uses_the_description(caplog):
-    with caplog.at_level(logging.WARNING, logger="simjudge.tasks.proposer"):
+    with caplog.at_level(logging.WARNING, logger="simjudge.pipelines.proposer"):
         request = TaskRequest.resolve("Open Drawer", "Pull the top drawer out halfway.")
     assert request.builtin is None  # neither the built-in's scene nor its reference goal
     assert request.description == "Pull the top drawer out halfway."

@@ -7,16 +7,16 @@ import json
 import pytest
 
 from simjudge.envs.catalogue import default_catalogue
-from simjudge.tasks.acquire_stream import acquire_stream
-from simjudge.tasks.components import make_execute_fn, make_proposer, repair_start
-from simjudge.tasks.llm import ScriptedClient
-from simjudge.tasks.proposer import TaskRequest
-from simjudge.tasks.task_proposals import (
+from simjudge.llm import ScriptedClient
+from simjudge.pipelines.acquire_stream import acquire_stream
+from simjudge.pipelines.components import make_execute_fn, make_proposer, repair_start
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.task_proposals import (
     load_task_proposals,
     propose_tasks,
     save_task_proposals,
 )
-from simjudge.tasks.template_proposer import TemplateProposer
+from simjudge.pipelines.template_proposer import TemplateProposer
 
 
 def test_template_tasks_cover_every_category_and_report_what_they_cannot_derive():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from simjudge.envs.codegen import check_source
-from simjudge.tasks.proposer import Proposer, TaskRequest
+from simjudge.pipelines.proposer import Proposer, TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer, choose_joint, infer_verb
 from simjudge.tasks.spec import TaskSpecError, library_ids, load_task
-from simjudge.tasks.template_proposer import TemplateProposer, choose_joint, infer_verb
 
 
 @pytest.mark.parametrize(

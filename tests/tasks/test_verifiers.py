@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from simjudge.tasks.acquire import rank_candidates
-from simjudge.tasks.proposer import TaskRequest
+from simjudge.pipelines.acquire import rank_candidates
+from simjudge.pipelines.proposer import TaskRequest
+from simjudge.pipelines.template_proposer import TemplateProposer
+from simjudge.pipelines.verifiers import make_verifier, rule_score
 from simjudge.tasks.spec import Solution
-from simjudge.tasks.template_proposer import TemplateProposer
-from simjudge.tasks.verifiers import make_verifier, rule_score
 
 
 def _broken(solution: Solution, old: str, new: str) -> Solution:

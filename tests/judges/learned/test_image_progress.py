@@ -34,7 +34,7 @@ from simjudge.judges.learned.image_train import (
 )
 from simjudge.judges.learned.model import file_sha256
 from simjudge.judges.learned.obs_judge import text_embedder
-from simjudge.tasks.judge_bench import task_context, task_episodes
+from simjudge.pipelines.judge_bench import task_context, task_episodes
 from simjudge.tasks.spec import make_task_env
 
 DRAWER_TEXT = "Pull the bottom drawer of the storage cabinet open."

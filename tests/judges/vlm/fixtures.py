@@ -77,7 +77,7 @@ def judge_for(run: str, client: Any) -> Any:
 
 def replay_client(mode: str = "replay", inner: Any = None, log: Any = None) -> Any:
     """The replay cache over the recorded exchanges (``inner``: the server's client)."""
-    from simjudge.tasks.llm import OpenAIClient, ReplayClient
+    from simjudge.llm import OpenAIClient, ReplayClient
 
     inner = inner or OpenAIClient(MODEL, base_url="http://127.0.0.1:9/v1", max_retries=0)
     return ReplayClient(inner, EXCHANGES, mode=mode, log=log)
@@ -132,7 +132,7 @@ def record() -> None:
     """Render the two episodes, then record every run's exchanges on the real server."""
     from PIL import Image
 
-    from simjudge.tasks.llm import OpenAIClient
+    from simjudge.llm import OpenAIClient
     from tests.judges.vlm.text_only_server import serve
 
     episodes = {}

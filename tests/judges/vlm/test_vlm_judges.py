@@ -25,7 +25,7 @@ from simjudge.judges.vlm import (
     image_parts_of,
     parse_progress,
 )
-from simjudge.tasks.llm import LLMLog
+from simjudge.llm import LLMLog
 from simjudge.tasks.spec import make_task_env
 from tests.judges.helpers import run_oracle
 from tests.judges.vlm.fixtures import (
@@ -238,7 +238,7 @@ def test_vlm_judges_pickle_and_rebuild_their_client(tmp_path):
 
 
 def test_arena_evaluator_takes_the_preference_judge():
-    from simjudge.tasks.arena import SideSignals, judge_match
+    from simjudge.pipelines.arena import SideSignals, judge_match
 
     a, b = SideSignals([0.0, 0.9, 0.3], False), SideSignals([0.0, 0.5, 0.5], False)
     assert judge_match(a, b).preference == "A"  # the tie rule: A made more progress

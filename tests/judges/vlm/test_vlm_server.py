@@ -13,7 +13,7 @@ import pytest
 
 from simjudge.judges import JudgeReward, make_judge
 from simjudge.judges.vlm import VLMServerError, image_parts_of
-from simjudge.tasks.llm import LLMLog, OpenAIClient, llama_cpp_available
+from simjudge.llm import LLMLog, OpenAIClient, llama_cpp_available
 from simjudge.tasks.spec import make_task_env
 from tests.judges.vlm.text_only_server import serve
 

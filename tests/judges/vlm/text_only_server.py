@@ -65,7 +65,7 @@ def main() -> None:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-    from simjudge.tasks.llm import ensure_model
+    from simjudge.llm import ensure_model
 
     _register()
     model = ModelSettings(model=str(ensure_model("smollm2-135m")), model_alias="smollm2-135m",
@@ -92,7 +92,7 @@ def serve(timeout_s: float = 300.0, ready_s: float = 60.0, stock: bool = False) 
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     if stock:
-        from simjudge.tasks.llm import ensure_model
+        from simjudge.llm import ensure_model
 
         args = ["-m", "llama_cpp.server", "--model", str(ensure_model("smollm2-135m")),
                 "--model_alias", "smollm2-135m", "--host", "127.0.0.1", "--port", str(port),

@@ -1,0 +1,225 @@
+"""Policies by spec string: ``make_policy("oracle-noisy:noise=0.3")``.
+
+Spec forms (the same on ``--policy NAME=SPEC`` of ``simjudge audit`` and ``arena``):
+
+* ``NAME`` or ``NAME:key=value,...``: a registered policy (:func:`registered_policies`):
+  ``oracle`` (= ``scripted``), ``oracle-noisy``, ``oracle-delay``,
+  ``oracle-early-release``, ``oracle-wrong-target``, ``random``, ``zero``.
+* ``sb3:PATH.zip``: a stable-baselines3 checkpoint.
+* ``skill:ID[,root=DIR]``: a skill-library skill replayed as joint-position actions
+  (:mod:`~simjudge.policies.replay`).
+* ``executor[:SOLUTION][,reward_solver=mpc]``: the subtask executor's plan for a solution
+  (default: the task's reference solution) as joint-position actions
+  (:mod:`~simjudge.policies.executor_policy`).
+* ``remote:ws://HOST:PORT[?api_key=KEY&timeout=S]`` (or the bare URL): a RoboArena/openpi
+  policy server.
+* ``module:function``: any importable callable ``f(obs) -> action``; a class or a
+  ready-made object with ``act`` is used as a :class:`Policy` itself.
+
+Example:
+    >>> policy = make_policy("oracle-noisy:noise=0.2")
+    >>> policy.info.name, policy.info.spec, policy.info.observation_needs
+    ('oracle-noisy', 'oracle-noisy:noise=0.2', ('privileged',))
+    >>> sorted(registered_policies())[:3]
+    ['executor', 'oracle', 'oracle-delay']
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from simjudge.judges.registry import parse_spec_params
+
+from .base import Policy, PolicyError
+from .builtin import CallablePolicy, OraclePolicy, RandomPolicy, ZeroPolicy, load_callable
+
+__all__ = ["check_policy_spec", "make_policy", "parse_policy_spec", "register_policy", "registered_policies"]
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Callable[..., Policy]
+    summary: str
+
+
+_REGISTRY: dict[str, _Entry] = {}
+_MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+_POSITIONAL = {"skill": "skill", "executor": "solution"}
+"""Spec names whose first parameter may be given bare (``skill:ID``, ``executor:PATH``)."""
+_PREFIXES = ("sb3", "remote", "skill")
+"""Spec prefixes that take an argument (``sb3:PATH.zip``, ``remote:URL``, ``skill:ID``)."""
+
+
+def register_policy(
+    name: str, factory: Callable[..., Policy], summary: str = "", *, replace: bool = False
+) -> None:
+    """Register ``factory(**params)`` under ``name`` (letters, digits, ``-``, ``_``).
+
+    Raises:
+        PolicyError: Malformed name, a reserved prefix, or taken without ``replace``.
+    """
+    if not name or not all(c.isalnum() or c in "-_" for c in name) or name in _PREFIXES:
+        raise PolicyError(
+            f"policy names use letters, digits, '-' and '_' (not {'/'.join(_PREFIXES)}); got {name!r}"
+        )
+    if name in _REGISTRY and not replace:
+        raise PolicyError(f"policy {name!r} is already registered; pass replace=True to override it")
+    _REGISTRY[name] = _Entry(factory, summary or (inspect.getdoc(factory) or "").split("\n")[0])
+
+
+def registered_policies() -> dict[str, str]:
+    """Registered names -> one-line summaries."""
+    return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}
+
+
+def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``name:key=value,...`` into the name and typed parameters.
+
+    For ``skill`` and ``executor`` the first parameter may be bare: ``skill:ID`` is
+    ``skill:skill=ID``, ``executor:PATH.yaml`` is ``executor:solution=PATH.yaml``.
+
+    Raises:
+        PolicyError: A parameter is not ``key=value`` or is repeated.
+    """
+    name, _, rest = spec.strip().partition(":")
+    first = rest.split(",")[0]
+    if name.strip() in _POSITIONAL and first.strip() and "=" not in first:
+        rest = f"{_POSITIONAL[name.strip()]}={rest}"
+    params = parse_spec_params(spec, rest, "policy", PolicyError)
+    return name.strip(), params
+
+
+def _with_spec(policy: Any, spec: str) -> Policy:
+    info = getattr(policy, "info", None)
+    if info is not None and hasattr(info, "with_spec") and hasattr(policy, "_info"):
+        policy._info = info.with_spec(spec)
+    return policy
+
+
+def _from_callable(spec: str) -> Policy:
+    obj = load_callable(spec)
+    if inspect.isclass(obj):
+        obj = obj()
+    if all(callable(getattr(obj, m, None)) for m in ("act", "reset")) and hasattr(obj, "info"):
+        return obj
+    return CallablePolicy(obj, name=spec)
+
+
+def check_policy_spec(spec: str) -> None:
+    """Raise :class:`PolicyError` now for a registered-name spec that cannot be built.
+
+    Cheap (nothing is loaded or connected): ``sb3:``, ``remote:`` and ``module:function``
+    specs are checked when the policy is made.
+    """
+    spec = str(spec).strip()
+    head, _, rest = spec.partition(":")
+    if spec.startswith(("ws://", "wss://")) or head in _PREFIXES:
+        return
+    if head not in _REGISTRY and rest and _MODULE.match(head) and "=" not in rest:
+        return
+    name, params = parse_policy_spec(spec)
+    if name not in _REGISTRY:
+        make_policy(spec)  # raises the unknown-name error with its hints
+    accepted = inspect.signature(_REGISTRY[name].factory).parameters
+    unknown = sorted(set(params) - set(accepted)) if not any(
+        p.kind is p.VAR_KEYWORD for p in accepted.values()) else []
+    if unknown:
+        raise PolicyError(f"policy spec {spec!r}: {name} takes no parameter(s) {unknown}; "
+                          f"it takes {sorted(accepted)}")
+
+
+def make_policy(spec: str) -> Policy:
+    """Build a policy from its spec (see the module docstring).
+
+    Raises:
+        PolicyError: Unknown name (with the registered names and a close match), bad
+            parameters, a missing checkpoint or module.
+    """
+    spec = str(spec).strip()
+    if spec.startswith(("ws://", "wss://")):
+        spec = f"remote:{spec}"
+    head, _, rest = spec.partition(":")
+    if head == "remote":
+        from .remote import RemotePolicy
+
+        return _with_spec(RemotePolicy(rest), re.sub(r"api_key=[^&]*", "api_key=***", spec))
+    if head == "sb3":
+        from .sb3 import SB3Policy
+
+        return _with_spec(SB3Policy(rest), spec)
+    if head == "skill":
+        _, params = parse_policy_spec(spec)
+        try:
+            return _with_spec(_skill_replay(**params), spec)
+        except TypeError as exc:
+            raise PolicyError(f"policy spec {spec!r}: write skill:ID[,root=DIR,chunk=N] ({exc})") from exc
+    if head not in _REGISTRY and rest and _MODULE.match(head) and "=" not in rest:
+        return _with_spec(_from_callable(spec), spec)
+    name, params = parse_policy_spec(spec)
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise PolicyError(
+            f"unknown policy {name!r}; registered policies are {sorted(_REGISTRY)}, or use "
+            f"sb3:PATH.zip, remote:ws://HOST:PORT, module:function.{hint}"
+        )
+    try:
+        policy = entry.factory(**params)
+    except TypeError as exc:
+        raise PolicyError(f"policy spec {spec!r}: {exc}") from exc
+    return _with_spec(policy, spec)
+
+
+def _oracle(variant: str, name: str, **defaults: Any) -> Callable[..., Policy]:
+    return functools.partial(OraclePolicy, variant=variant, name=name, **defaults)
+
+
+def _skill_replay(skill: str, root: str | None = None, chunk: int = 8) -> Policy:
+    from .replay import SkillReplayPolicy
+
+    return SkillReplayPolicy(str(skill), root=root, chunk=chunk)
+
+
+def _executor(
+    solution: str | None = None,
+    reward_solver: str = "mpc",
+    budget_steps: int | None = None,
+    chunk: int = 1,
+) -> Policy:
+    from .executor_policy import ExecutorPolicy
+
+    return ExecutorPolicy(solution, reward_solver=reward_solver, budget_steps=budget_steps, chunk=chunk)
+
+
+def _register_builtins() -> None:
+    builtins: list[tuple[str, Callable[..., Policy], str]] = [
+        ("oracle", _oracle("oracle", "oracle"), "privileged scripted oracle (solves built-in tasks)"),
+        ("scripted", _oracle("oracle", "scripted"), "alias of oracle"),
+        ("oracle-noisy", _oracle("noisy", "oracle-noisy", noise=0.3), "oracle + action noise (noise)"),
+        ("oracle-delay", _oracle("delay", "oracle-delay"), "oracle acting `delay` steps late"),
+        (
+            "oracle-early-release",
+            _oracle("early-release", "oracle-early-release"),
+            "oracle that lets go once progress reaches `at`",
+        ),
+        (
+            "oracle-wrong-target",
+            _oracle("wrong-target", "oracle-wrong-target"),
+            "oracle solving the wrong goal (joint reversed, in/on swapped)",
+        ),
+        ("executor", _executor, "the executor's plan for a solution as joint positions"),
+        ("random", RandomPolicy, "uniform random actions (scale)"),
+        ("zero", ZeroPolicy, "no motion, suction off"),
+    ]
+    for name, factory, summary in builtins:
+        register_policy(name, factory, summary, replace=True)
+
+
+_register_builtins()

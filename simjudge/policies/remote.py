@@ -1,0 +1,225 @@
+"""``remote:ws://HOST:PORT``: a policy served over RoboArena's/openpi's WebSocket protocol.
+
+The client side of the protocol described in :mod:`simjudge.policies.server`: it
+reads the server's metadata frame (what to observe, image resolution, action space),
+sends observation maps with ``endpoint`` ``reset`` / ``infer``, and executes the returned
+``actions`` chunks (a bare array reply is accepted too): ``(N, 7)`` delta actions,
+``(N, 7)`` cartesian chunks (absolute ``xyz`` + ``rpy`` + gripper, executed through SimEnv's
+``cartesian_position`` mode: :mod:`simjudge.envs.action_modes`), or DROID's ``(N, 8)``
+``joint_position`` / ``joint_velocity`` chunks, executed through SimEnv's joint position
+mode. A text frame in answer to
+``infer`` is the server's error and raises :class:`RemotePolicyError`; after ``reset`` a
+text frame is the acknowledgement (RoboArena answers ``reset successful``).
+
+Spec: ``remote:ws://HOST:PORT[/PATH][?api_key=KEY&timeout=S&retries=N]``; the key can
+also come from the environment variable ``SIMJUDGE_POLICY_API_KEY``. Each request waits
+at most ``timeout`` seconds (default 30); a dropped connection is re-opened up to
+``retries`` times (default 2), and the request is sent again. Latency per request is kept
+in :attr:`RemotePolicy.latencies` (and the server's ``infer_ms`` in
+:attr:`RemotePolicy.server_ms`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import uuid
+from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+import numpy as np
+import websockets
+from websockets.sync.client import ClientConnection, connect
+
+from .base import ACTION_SPACES, Observation, PolicyError, PolicyInfo, PolicyTask
+from .codec import pack, unpack
+
+__all__ = ["RemotePolicy", "RemotePolicyError", "to_wire_observation"]
+
+API_KEY_ENV = "SIMJUDGE_POLICY_API_KEY"
+
+
+class RemotePolicyError(PolicyError):
+    """The remote server failed, timed out or could not be reached."""
+
+
+def to_wire_observation(obs: Observation, endpoint: str = "infer") -> dict[str, Any]:
+    """A simjudge observation as the protocol's request map (DROID key names)."""
+    wire: dict[str, Any] = {"endpoint": endpoint, "prompt": str(obs.get("prompt", ""))}
+    names = {
+        "state": "observation/state",
+        "joint_position": "observation/joint_position",
+        "cartesian_position": "observation/cartesian_position",
+        "gripper_position": "observation/gripper_position",
+        "exterior_image": "observation/exterior_image_1_left",
+        "wrist_image": "observation/wrist_image_left",
+    }
+    for key, name in names.items():
+        if key in obs:
+            wire[name] = np.asarray(obs[key])
+    return wire
+
+
+def _parse(url: str) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise PolicyError(f"remote policy URL {url!r} must look like remote:ws://HOST:PORT")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")), query
+
+
+def _needs(metadata: dict[str, Any]) -> tuple[str, ...]:
+    needs = ["proprio"]
+    if int(metadata.get("n_external_cameras", 1) or 0) > 0:
+        needs.append("exterior_image")
+    if metadata.get("needs_wrist_camera", True):
+        needs.append("wrist_image")
+    return tuple(needs)
+
+
+class RemotePolicy:
+    """A policy behind a RoboArena/openpi WebSocket server.
+
+    Args:
+        url: ``ws://HOST:PORT`` with optional query ``api_key``, ``timeout``, ``retries``.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url, query = _parse(url)
+        self.api_key = query.get("api_key") or os.environ.get(API_KEY_ENV) or None
+        self.timeout = float(query.get("timeout", 30.0))
+        self.retries = int(query.get("retries", 2))
+        self.latencies: list[float] = []
+        self.server_ms: list[float] = []
+        self.reconnects = 0
+        self._ws: ClientConnection | None = None
+        self._stack = contextlib.ExitStack()
+        self.metadata: dict[str, Any] = {}
+        self._session = ""
+        self._connect()
+        space = str(self.metadata.get("action_space", "delta-translation"))
+        if space not in ACTION_SPACES:
+            self.close()
+            raise RemotePolicyError(
+                f"server {self.url} acts in {space!r}; simjudge executes {list(ACTION_SPACES)}: "
+                "serve the policy with one of those action spaces"
+            )
+        size = self.metadata.get("image_resolution") or (224, 224)
+        self._info = PolicyInfo(
+            "remote",
+            action_space=space,
+            observation_needs=_needs(self.metadata),
+            image_size=(int(size[0]), int(size[1])),
+            metadata={"url": self.url, "server": _plain(self.metadata)},
+        )
+
+    @property
+    def info(self) -> PolicyInfo:
+        """Derived from the server's metadata frame."""
+        return self._info
+
+    # connection -------------------------------------------------------------------------
+    def _connect(self) -> None:
+        headers = {"Authorization": f"Api-Key {self.api_key}"} if self.api_key else None
+        self._stack = contextlib.ExitStack()
+        try:
+            # entered as a context manager (websockets' supported form); closed in _drop
+            self._ws = self._stack.enter_context(connect(
+                self.url,
+                additional_headers=headers,
+                compression=None,
+                max_size=None,
+                open_timeout=self.timeout,
+            ))
+            frame = self._ws.recv(timeout=self.timeout)
+        except websockets.InvalidStatus as exc:
+            raise RemotePolicyError(
+                f"server {self.url} refused the connection ({exc}); pass the right "
+                f"?api_key=... or set {API_KEY_ENV}"
+            ) from exc
+        except (OSError, TimeoutError, websockets.WebSocketException) as exc:
+            raise RemotePolicyError(
+                f"cannot reach policy server {self.url} within {self.timeout} s ({exc}); start it "
+                "with `simjudge serve POLICY --port P` or check host and port"
+            ) from exc
+        if isinstance(frame, str):
+            raise RemotePolicyError(f"server {self.url} sent text instead of metadata: {frame}")
+        metadata = unpack(frame)
+        self.metadata = metadata if isinstance(metadata, dict) else {}
+
+    def _request(self, message: dict[str, Any]) -> str | bytes:
+        frame = pack(message)
+        for attempt in range(self.retries + 1):
+            try:
+                if self._ws is None:
+                    self._connect()
+                    self.reconnects += 1
+                assert self._ws is not None
+                self._ws.send(frame)
+                return self._ws.recv(timeout=self.timeout)
+            except TimeoutError as exc:
+                self._drop()
+                raise RemotePolicyError(
+                    f"policy server {self.url} gave no answer within {self.timeout} s; raise "
+                    "?timeout=... or check the server"
+                ) from exc
+            except websockets.ConnectionClosed as exc:
+                self._drop()
+                if attempt == self.retries:
+                    raise RemotePolicyError(
+                        f"connection to {self.url} closed ({exc}) after {self.retries} reconnects"
+                    ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _drop(self) -> None:
+        if self._ws is not None:
+            self._stack.close()
+        self._ws = None
+
+    # policy -----------------------------------------------------------------------------
+    def reset(self, task: PolicyTask, seed: int) -> None:
+        """Send ``endpoint: reset`` (with ``task``, ``seed``, ``prompt``)."""
+        self._session = str(uuid.uuid4())
+        message = {"endpoint": "reset", "task": task.name, "seed": int(seed), "prompt": task.prompt}
+        if self.metadata.get("needs_session_id"):
+            message["session_id"] = self._session
+        reply = self._request(message)
+        if not isinstance(reply, str) and isinstance(unpack(reply), dict) and "error" in unpack(reply):
+            raise RemotePolicyError(f"server {self.url} failed to reset: {unpack(reply)['error']}")
+
+    def act(self, obs: Observation) -> np.ndarray:
+        """Send ``endpoint: infer``; return the server's action chunk (``(N, 8)`` for joints)."""
+        message = to_wire_observation(obs)
+        if self.metadata.get("needs_session_id"):
+            message["session_id"] = self._session
+        start = time.perf_counter()
+        reply = self._request(message)
+        self.latencies.append(time.perf_counter() - start)
+        if isinstance(reply, str):
+            self._drop()
+            raise RemotePolicyError(f"policy server {self.url} failed:\n{reply}")
+        data = unpack(reply)
+        if isinstance(data, dict):
+            timing = data.get("server_timing") or {}
+            if "infer_ms" in timing:
+                self.server_ms.append(float(timing["infer_ms"]))
+            if "actions" not in data:
+                raise RemotePolicyError(f"server {self.url} replied without 'actions': {sorted(data)}")
+            data = data["actions"]
+        return np.asarray(data, dtype=np.float64)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._drop()
+
+
+def _plain(value: Any) -> Any:
+    """Metadata as JSON-safe values (arrays to lists)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    return value
