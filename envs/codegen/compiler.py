@@ -50,6 +50,7 @@ from .errors import (
 )
 from .namespace import SAFE_BUILTINS, SAFE_MATH, SAFE_NUMPY, guard_helpers
 from .policy import SAFE_BUILTIN_NAMES
+from .prove import Proof, prove
 from .resolve import ConstantCall, bind_calls, rewrite_constant_calls
 from .runtime import (
     UNTRACED_CALL_FANOUT,
@@ -71,12 +72,15 @@ __all__ = [
     "CompiledReward",
     "CompiledSuccess",
     "Mode",
+    "RunsIn",
     "compile_primitive_block",
     "compile_reward",
     "compile_success",
 ]
 
-Mode = Literal["inprocess", "subprocess"]
+Mode = Literal["in-process", "inprocess", "subprocess", "guarded"]
+RunsIn = Literal["in-process", "worker"]
+_MODES = ("in-process", "inprocess", "subprocess", "guarded")
 ApiMapping = Mapping[str, Callable[..., Any]]
 
 
@@ -132,6 +136,25 @@ class CompiledCode:
         self.api_used = analysis.api_used
         self.primitives_used = analysis.primitives_used
         self.last_output = ""
+        takes_self = self.entry is not None and bool(
+            analysis.functions[self.entry].args.posonlyargs
+            + analysis.functions[self.entry].args.args)
+        proof = prove(analysis.tree, self._api, self.entry, takes_self)
+        self.cost_class: str = proof.cost_class
+        """``"bounded"`` (the cost proof holds, see :mod:`~.prove`) or ``"unproven"``."""
+        self.runs_in: RunsIn = "in-process"
+        """Where each call runs: ``"in-process"`` or ``"worker"`` (an OS-bounded process)."""
+        self.reason: str = proof.reason
+        """Why it runs there: the proof's bound, or the first construct it could not bound."""
+        if not self._runs_here(proof):
+            self.runs_in = "worker"
+            self.reason = self._worker_reason(proof)
+            self._bound, self._runs, self.traced = None, [], False
+            self.constant_calls, self._block_function, self._entry_call = (), False, None
+            return  # nothing of the code runs in this process, not even its module
+        if not proof.proven and self.kind == "primitive":
+            self.reason = ("primitive blocks run in this process (they call the executor's "
+                           f"primitives), bounded by the guards and the tracer; {proof.reason}")
         tree = ast.parse(source, filename="<generated>")
         self._block_function = self.kind == "success" and self.entry is None and wrappable_block(
             tree, set(SAFE_BUILTIN_NAMES) | set(self._api) | {"np", "math", "self"}
@@ -193,6 +216,13 @@ class CompiledCode:
             for call in self.constant_calls
         }
 
+    def _runs_here(self, proof: Proof) -> bool:
+        """Whether calls run in this process (primitive blocks: always, see the class doc)."""
+        return True
+
+    def _worker_reason(self, proof: Proof) -> str:
+        return proof.reason
+
     def _load_once(self, code: CodeType, namespace: dict[str, Any]) -> Callable[[], Any] | None:
         """Run a pure module once; return a call of its entry (None if it failed)."""
         run = RunState(self.limits, looping=self._looping, token=self._token,
@@ -239,8 +269,11 @@ class CompiledCode:
     ) -> tuple[Any, dict[str, Any] | None, int | None]:
         """Run the code once; return the entry's result, the namespace and the return line.
 
-        The namespace is None when the module was loaded once (function mode); the line is
-        the one of the entry's return statement, when known.
+        The namespace is None when the module was loaded once (function mode), else the
+        values of the module's top-level outputs; the line is the one of the entry's return
+        statement, when known. A module run afresh gets a fresh namespace that is cleared
+        when the call ends (its functions refer to it as their globals: a reference cycle
+        that would otherwise keep every call's values until the cycle collector runs).
         """
         bound = self._bound
         if bound is None or bound[0] is not view:
@@ -270,6 +303,11 @@ class CompiledCode:
             self.last_output = "".join(run.output) if run.output else ""
             run.view, run.primitives = None, {}
             runs.append(run)
+            if namespace is not None:
+                kept = {n: namespace[n] for n in self._analysis.outputs if n in namespace}
+                namespace.clear()
+                namespace = kept
+            body = None
         line = run.return_line
         return result, namespace, self._return_line if line is None else line
 
@@ -282,15 +320,31 @@ class _Evaluator(CompiledCode):
     """A compiled kind that may run in a subprocess (reward and success)."""
 
     def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode):
-        if mode not in ("inprocess", "subprocess"):
-            raise ValueError(f"mode must be 'inprocess' or 'subprocess', got {mode!r}")
-        super().__init__(source, api, limits=limits)
-        self.mode = mode
+        if mode not in _MODES:
+            raise ValueError(f"mode must be 'in-process' or 'subprocess', got {mode!r}")
+        self.mode: Mode = "in-process" if mode == "inprocess" else mode
         self._worker: SandboxWorker | None = None
-        if mode == "subprocess":
+        super().__init__(source, api, limits=limits)
+        if self.runs_in == "worker":
             self._worker = SandboxWorker(
-                self.kind, source, dict(api), limits, self._analysis.constant_calls
+                self.kind, source, dict(api), limits, self._analysis.constant_calls,
+                remote_api=self.mode != "subprocess",
             )
+
+    def _call_worker(self, worker: SandboxWorker, view: object) -> Any:
+        try:
+            return worker.call(view)
+        finally:
+            self.last_output = worker.last_output
+
+    def _runs_here(self, proof: Proof) -> bool:
+        """In-process only for proven code ("guarded": the worker's own compile)."""
+        return self.mode == "guarded" or (self.mode == "in-process" and proof.proven)
+
+    def _worker_reason(self, proof: Proof) -> str:
+        if self.mode == "subprocess":
+            return f"subprocess mode was asked for (cost proof: {proof.cost_class})"
+        return f"not proven bounded: {proof.reason}"
 
     @property
     def isolation(self) -> dict[str, str]:
@@ -324,7 +378,7 @@ class CompiledReward(_Evaluator):
         if bound is not None and bound[0] is view and bound[2] is not None:
             result, line = bound[2](view), self._return_line  # the lean path
         elif self._worker is not None:
-            return self._worker.call(view)
+            return self._call_worker(self._worker, view)
         else:
             result, _, line = self._execute(view)
         if result is None:
@@ -355,7 +409,7 @@ class CompiledSuccess(_Evaluator):
         if bound is not None and bound[0] is view and bound[2] is not None:
             result, namespace, line = bound[2](view), None, self._return_line  # the lean path
         elif self._worker is not None:
-            return self._worker.call(view)
+            return self._call_worker(self._worker, view)
         else:
             result, namespace, line = self._execute(view)
         return self._outcome(result, namespace, line)
@@ -448,7 +502,7 @@ def compile_reward(
     api: ApiMapping,
     *,
     limits: ExecutionLimits | None = None,
-    mode: Mode = "inprocess",
+    mode: Mode = "in-process",
 ) -> CompiledReward:
     r"""Compile a RoboGen-style reward function.
 
@@ -457,8 +511,11 @@ def compile_reward(
             (or ``compute_reward``, or a single top-level function that no other calls).
         api: State API functions (name -> callable) the code may call.
         limits: Per-call bounds; defaults to :class:`ExecutionLimits`.
-        mode: ``"inprocess"`` (fast; tracer and guards) or ``"subprocess"`` (also an
-            address-space limit and a hard kill; ``api`` and views must be picklable).
+        mode: ``"in-process"`` (``"inprocess"`` is the same): code the cost proof bounds
+            (:mod:`~simjudge.envs.codegen.prove`) runs here with its guards; any other code
+            runs in an OS-bounded worker process whose state API calls are answered here
+            (``runs_in``/``reason`` say which and why). ``"subprocess"``: always the
+            worker, with ``api`` and views pickled to it (they must be picklable).
 
     Returns:
         A callable ``reward(view) -> (float, bool)``.
@@ -480,7 +537,7 @@ def compile_success(
     api: ApiMapping,
     *,
     limits: ExecutionLimits | None = None,
-    mode: Mode = "inprocess",
+    mode: Mode = "in-process",
 ) -> CompiledSuccess:
     """Compile a success condition: a function returning a bool, or ``success = ...``.
 

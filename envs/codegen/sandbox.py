@@ -6,10 +6,15 @@ beyond its socket, and does not re-import the caller's ``__main__``. Before it r
 generated source, the child
 
 - lowers its address-space limit (``RLIMIT_AS`` = its size after start-up +
-  ``max_memory_mb``) and disables core dumps;
+  ``max_memory_mb``), forbids writing files (``RLIMIT_FSIZE`` = 0) and disables core
+  dumps; its standard streams are ``/dev/null`` and its only other descriptor is the pipe;
 - leaves the network: ``unshare(CLONE_NEWNET)`` gives it an empty network namespace
   where the kernel allows it (root or user namespaces); where it does not, the reason is
   recorded in :attr:`SandboxWorker.isolation` and the run goes on without it;
+
+- installs a seccomp filter (``execve``, ``fork``, sockets, ``ptrace`` ... fail with
+  ``EPERM``) where libseccomp can be loaded (``pyseccomp`` is not needed: ctypes), and
+  records it in ``isolation["seccomp"]``, or why not;
 
 then runs the static check and compiles the source itself, under ``check_timeout_s``
 (so a source that is slow to check cannot stall the parent), and serves calls over the
@@ -18,6 +23,10 @@ budget (the kernel kills it past that). The parent waits at most ``time_limit_s 
 kill_grace_s`` for an answer and kills the child otherwise (:class:`CodeTimeoutError`);
 a child that dies (out of memory, CPU limit, crash) is a :class:`CodeResourceError` or
 :class:`CodeTimeoutError`, never a crash of the parent. The next call starts a new child.
+
+In-process mode uses the same worker for code the cost proof does not bound
+(``remote_api=True``): then nothing is pickled but names and results, the state API
+functions stay in the parent, and every view is treated as a live view.
 
 Views: a picklable view (a snapshot object) is sent to the child with each call. A live
 view (:class:`~simjudge.envs.state_api.StateView`, which holds the simulator) never leaves
@@ -54,7 +63,7 @@ from .syntax import Kind
 
 __all__ = ["MAX_MESSAGE_BYTES", "SandboxWorker", "child_main", "is_live_view"]
 
-_Spec = tuple[Kind, str, dict[str, Callable[..., Any]], ExecutionLimits]
+_Spec = tuple[Kind, str, dict[str, Callable[..., Any]] | list[str], ExecutionLimits]
 MAX_MESSAGE_BYTES = 64 * 2**20
 """Largest message the parent accepts from the child (results, state API requests)."""
 _CLONE_NEWNET = 0x40000000
@@ -79,6 +88,8 @@ class SandboxWorker:
         limits: Bounds applied in the child, plus the hard kill timeout.
         constant_calls: State API calls with constant arguments (``(name, args)`` with
             ``None`` for ``self``), prefetched on live views.
+        remote_api: Keep ``api`` and every view in this process: the child gets only the
+            names and asks for each state API result (any callables and views work).
 
     Attributes:
         isolation: What the child could set up: ``{"rlimit_as": ..., "network": ...}``
@@ -93,9 +104,23 @@ class SandboxWorker:
         api: Mapping[str, Callable[..., Any]],
         limits: ExecutionLimits,
         constant_calls: tuple[tuple[str, tuple[object, ...]], ...] = (),
+        *,
+        remote_api: bool = False,
     ) -> None:
         if kind not in ("reward", "success"):
             raise ValueError(f"subprocess mode supports 'reward' and 'success', not {kind!r}")
+        self._remote = remote_api
+        self._spec: _Spec = (kind, source, sorted(api) if remote_api else dict(api), limits)
+        self._api = dict(api)
+        self._limits = limits
+        self._constant_calls = constant_calls
+        self._proc: Any = None
+        self._conn: Connection | None = None
+        self._finalizer: weakref.finalize | None = None
+        self.isolation: dict[str, str] = {}
+        self.last_output = ""
+        if remote_api:
+            return
         in_main = [n for n, fn in api.items() if getattr(fn, "__module__", "") == "__main__"]
         if in_main:
             raise TypeError(
@@ -109,21 +134,12 @@ class SandboxWorker:
                 "subprocess mode needs picklable state API functions (module-level "
                 f"functions or picklable callables): {exc}"
             ) from exc
-        self._spec: _Spec = (kind, source, dict(api), limits)
-        self._api = dict(api)
-        self._limits = limits
-        self._constant_calls = constant_calls
-        self._proc: Any = None
-        self._conn: Connection | None = None
-        self._finalizer: weakref.finalize | None = None
-        self.isolation: dict[str, str] = {}
-        self.last_output = ""
 
     # -- calls ------------------------------------------------------------------------
 
     def call(self, view: object) -> Any:
         """Evaluate on a snapshot of ``view``; returns what the compiled code returns."""
-        live = is_live_view(view)
+        live = self._remote or is_live_view(view)
         table = self._prefetch(view) if live else None
         if not live:
             try:
@@ -176,7 +192,12 @@ class SandboxWorker:
             reply = ("err", exc)
         except Exception as exc:  # noqa: BLE001 - the state API's errors go back to the code
             reply = ("err", CodeRuntimeError(f"{name}() failed: {type(exc).__name__}: {exc}"))
-        self._conn.send_bytes(pickle.dumps(reply))
+        try:
+            data = pickle.dumps(reply)
+        except Exception as exc:  # noqa: BLE001 - an unpicklable state API result
+            data = pickle.dumps(("err", CodeRuntimeError(
+                f"{name}() returned a value that cannot be sent to the worker: {exc}")))
+        self._conn.send_bytes(data)
 
     def _receive(self, deadline: float) -> tuple[Any, ...]:
         assert self._conn is not None
@@ -235,7 +256,8 @@ class SandboxWorker:
         try:
             proc = subprocess.Popen(
                 command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, env=env, start_new_session=True,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                start_new_session=True, close_fds=True,
             )
         finally:
             theirs.close()
@@ -311,6 +333,7 @@ def _apply_rlimits(limits: ExecutionLimits) -> str:
     try:
         resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     except (ValueError, OSError) as exc:
         return f"not set: {exc}"
     return f"{cap // 2**20} MB"
@@ -356,12 +379,16 @@ def child_main(fd: int) -> None:
     sys.path[:] = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's sys.path
     kind, source, api, limits = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent
     from .compiler import CompiledReward, CompiledSuccess
+    from .seccomp import install_filter
 
-    isolation = {"rlimit_as": _apply_rlimits(limits), "network": _leave_network()}
+    if isinstance(api, list):  # remote_api: every call goes to the parent (RemoteView)
+        api = {name: _remote_only(name) for name in api}
+    isolation = {"rlimit_as": _apply_rlimits(limits), "network": _leave_network(),
+                 "seccomp": install_filter()}
     conn.send_bytes(pickle.dumps(("started", isolation)))
     cls = CompiledReward if kind == "reward" else CompiledSuccess
     try:
-        compiled = cls(source, api, limits=limits, mode="inprocess")
+        compiled = cls(source, api, limits=limits, mode="guarded")
     except GeneratedCodeError as exc:
         conn.send_bytes(pickle.dumps(("error", exc)))
         return
@@ -402,3 +429,13 @@ def child_main(fd: int) -> None:
                 ("err", CodeRuntimeError(f"the result could not be sent back: {exc}"), "")
             )
         conn.send_bytes(data)
+
+
+def _remote_only(name: str) -> Callable[..., Any]:
+    """A stand-in for a state API function that only the parent can call."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        raise CodeRuntimeError(f"{name}() can only be answered on the caller's view")
+
+    call.__name__ = name
+    return call

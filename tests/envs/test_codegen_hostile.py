@@ -234,7 +234,7 @@ def test_subprocess_mode_accepts_a_live_env_view(drawer_env) -> None:
     expected = compile_reward(source, STATE_API)(view)
     with compile_reward(source, STATE_API, mode="subprocess") as reward:
         assert reward(view) == expected
-        assert set(reward.isolation) == {"rlimit_as", "network"}
+        assert set(reward.isolation) == {"rlimit_as", "network", "seccomp"}
         bad = body("x = get_joint_state(self, 'StorageFurniture', 'nope')")
     with compile_reward(bad, STATE_API, mode="subprocess") as failing:
         with pytest.raises(GeneratedCodeError, match="unknown joint"):
