@@ -9,12 +9,11 @@ STAMP  := $(VENV)/.installed
 
 # Debian packages: offscreen OpenGL for the MuJoCo backend's rendering (MUJOCO_GL=egl, or
 # osmesa), Chromium for the HTML report tests (a real browser; no browser downloads) and a C
-# compiler for the compiled parts, the arm's IK step (envs/_dls.c), the OPD sums
-# (judges/metrics/_opd.c) and the recorder's row packer (judges/_rowpack.c), built by pip
-# install -e.
+# compiler for llama.cpp (`make llm`) and the optional compiled twin of the arm's IK step
+# (envs/_dls.c; simjudge runs without it, in plain Python, the same bits).
 DEBIAN_PACKAGES := libegl1 libosmesa6 chromium gcc libc6-dev
 
-$(STAMP): pyproject.toml setup.py envs/_dls.c judges/metrics/_opd.c judges/_rowpack.c
+$(STAMP): pyproject.toml setup.py envs/_dls.c
 	if command -v apt-get >/dev/null && ! dpkg -s $(DEBIAN_PACKAGES) >/dev/null 2>&1; then \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends $(DEBIAN_PACKAGES); fi
 	$(PYTHON) -m venv $(VENV)

@@ -4,10 +4,11 @@ Packages are derived from ``[tool.setuptools.package-dir]``: every folder with a
 ``__init__.py`` under a mapped folder is a package, so a new sub-package is never left out
 of the wheel (``tests/test_packaging.py`` builds the wheel and checks every module is in it).
 
-The compiled parts: the arm's IK step (``envs/_dls.c``), the OPD metrics' sums over an episode
-(``judges/metrics/_opd.c``) and the recorder's packed rows (``judges/_rowpack.c``).
--ffp-contract=off: no fused multiply-adds, so their arithmetic, and with it every trajectory
-and score, is the same on every x86-64 CPU (see each module's header comment).
+One optional compiled accelerator: the arm's IK step (``envs/_dls.c``), the compiled twin of
+``simjudge.envs.dls`` (bit-equal, tested). It is built when a C compiler is there and skipped
+otherwise (``optional=True``): simjudge imports and runs without it.
+-ffp-contract=off: no fused multiply-adds, so its arithmetic, like the Python step's, is the
+same on every x86-64 CPU.
 """
 
 import tomllib
@@ -37,10 +38,7 @@ def mapped_packages() -> list[str]:
 setup(
     packages=mapped_packages(),
     ext_modules=[
-        Extension("simjudge.envs._dls", sources=["envs/_dls.c"], extra_compile_args=FLAGS),
-        Extension("simjudge.judges.metrics._opd", sources=["judges/metrics/_opd.c"],
-                  extra_compile_args=FLAGS),
-        Extension("simjudge.judges._rowpack", sources=["judges/_rowpack.c"],
-                  extra_compile_args=FLAGS),
+        Extension("simjudge.envs._dls", sources=["envs/_dls.c"], extra_compile_args=FLAGS,
+                  optional=True),
     ],
 )

@@ -16,19 +16,19 @@ from typing import Any
 
 import numpy as np
 
+from . import dls as _dls_python
 from .backends import BASE_LINK, Backend, BodyQuery
 from .catalogue import ASSETS_DIR
 from .transforms import quat_to_matrix
 from .world import ROBOT_BASE_POSITION
 
-try:
-    from . import _dls  # the compiled IK step (envs/_dls.c), built by `pip install -e .`
-except ImportError as error:  # pragma: no cover - a checkout that was never installed
-    raise ImportError(
-        "simjudge's compiled IK step (simjudge.envs._dls, from envs/_dls.c) is not built: run "
-        "`make install` (or `pip install -e .`) in the checkout; it needs a C compiler "
-        "(Debian: apt-get install gcc)"
-    ) from error
+try:  # the optional compiled twin of simjudge.envs.dls (envs/_dls.c, built when gcc is there)
+    from . import _dls as _dls_compiled
+except ImportError:  # no compiler at install time: the Python step, the same bits
+    _dls_compiled = None  # type: ignore[assignment]
+
+_dls = _dls_compiled if _dls_compiled is not None else _dls_python
+"""The IK step in use: the compiled accelerator when built, else :mod:`simjudge.envs.dls`."""
 
 __all__ = ["Attachment", "PandaSuction", "HOME_QPOS"]
 
@@ -272,9 +272,11 @@ class PandaSuction:
           over. Why: clipping afterwards drops the held joints' share of the motion,
           so the hand stalls or turns away whenever one joint sits at its limit.
 
-        The step is compiled (``envs/_dls.c``): as ~30 numpy calls on 6x7 matrices it
-        was a quarter of a MuJoCo control step. Its arithmetic runs in a fixed order
-        without fused multiply-adds, so it is the same on every x86-64 CPU.
+        The step is :func:`simjudge.envs.dls.step`, plain Python floats in a fixed order
+        (no fused multiply-adds), so it is the same on every CPU; when a C compiler was
+        there at install time its compiled twin (``envs/_dls.c``, tested bit-equal) runs
+        instead, because as ~30 numpy calls on 6x7 matrices the step was a quarter of a
+        MuJoCo control step.
 
         Args:
             position: Target position of the suction point (3).

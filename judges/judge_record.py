@@ -11,7 +11,6 @@ from typing import Any, NamedTuple, cast
 import gymnasium as gym
 import numpy as np
 
-from ._rowpack import RowLog
 from .base import Judge
 from .context import JudgeContext
 from .episode import EpisodeRecord, StepRecord, library_versions
@@ -27,8 +26,7 @@ class JudgeRecord(BaseJudgeWrapper):
     """Record every signal of a judge and score the episode's Φ with the OPD metrics.
 
     Each step costs one row (the judge's fast-path result, the env's progress, success and
-    state, the action's bytes; packed into the episode's ``RowLog`` when all of it is
-    plain data, see ``_Row``):
+    state, the action's bytes; see ``_Row``):
     reasons, details, JSON-ready states and the :class:`EpisodeRecord` are built when the
     episode is written or :attr:`last_record` is read. The OPD metrics (MC, MP,
     PPL, CRA, STR of "PRM-as-a-Judge", see :mod:`simjudge.judges.metrics.opd`) are computed
@@ -99,7 +97,6 @@ class JudgeRecord(BaseJudgeWrapper):
         self._live = StreamingOPD(self.epsilon, self.k) if streaming_opd else None
         self._live_ok = False
         self._log = RowLog()  # the episode's rows and their Φ (between episodes: unrecorded)
-        self._log_bytes = 0  # the last episode's packed bytes: the next log's capacity
         self._header: _Header | None = None
         self._action_form: _ActionForm | None = None
         self._pending: _Finished | None = None
@@ -138,9 +135,8 @@ class JudgeRecord(BaseJudgeWrapper):
         ))
         if self._action_form is not None and self._action_form.dtype is None:
             self._action_form = None  # a form that keeps no bytes: let this episode set one
-        log = self._log = RowLog(self._log_bytes)
-        if not log.add_row(fast, info, self.record_states, None, None, None, False, False):
-            log.add(self._row(fast, info, None, None, False, False), fast[1])
+        self._log = RowLog()
+        self._log.add(self._row(fast, info, None, None, False, False), fast[1])
         if self._live is not None:
             phi = fast[1]
             self._live_ok = phi is not None
@@ -163,15 +159,7 @@ class JudgeRecord(BaseJudgeWrapper):
             self._signal = None
         else:
             fast = self._judge_step(obs, action, reward, terminated, truncated, info)
-        # the row (see _Row): packed in one call in the common case (an info dict, an array
-        # action of the recorder's form, plain values), else built by _row
-        log = self._log
-        form = self._action_form
-        buffer = form.buffer if form is not None else None
-        if buffer is None or not log.add_row(
-            fast, info, self.record_states, action, buffer, reward, terminated, truncated
-        ):
-            log.add(self._row(fast, info, action, reward, terminated, truncated), fast[1])
+        self._log.add(self._row(fast, info, action, reward, terminated, truncated), fast[1])
         if self._live is not None:
             if self._live_ok and fast[1] is not None:
                 self._live.update(fast[1])
@@ -199,7 +187,7 @@ class JudgeRecord(BaseJudgeWrapper):
         self, fast: FastSignal, info: Mapping[str, Any], action: Any, reward: Any,
         terminated: bool, truncated: bool,
     ) -> _Row:
-        """A step's row as a tuple: what ``RowLog.add_row`` packs in one call, in Python.
+        """A step's row as a tuple (see ``_Row``).
 
         The action is copied (callers may reuse their array): a numeric array of the recorder's
         form (set by the first array action, kept from episode to episode) as its bytes, one
@@ -226,13 +214,9 @@ class JudgeRecord(BaseJudgeWrapper):
         if header is None:
             return None
         # steps after the episode's end, before a reset, go to a log no record reads (as before)
-        self._header, self._log, self._log_bytes = None, RowLog(), log.nbytes
-        doubles = log.phi_doubles()  # the common case: every Φ a float, scored in one call
-        if doubles is not None:
-            opd: dict[str, float] | None = self._score_opd(doubles)
-        else:
-            phi = log.phis()
-            opd = None if None in phi else self._score_opd(cast(list[float], phi))
+        self._header, self._log = None, RowLog()
+        phi = log.phis()
+        opd = None if None in phi else self._score_opd(cast(list[float], phi))
         self._last_opd = opd
         stats = self.judge.stats["observe"]
         self._pending = tuple.__new__(_Finished, (  # as _Header above
@@ -252,18 +236,36 @@ _Row = tuple[FastSignal, Any, Any, Any, Any, Any, bool, bool]
 """One recorded step: judge result, the env's progress, success and state, action, env
 reward, flags.
 
-Packed into the episode's ``RowLog`` (``judges/_rowpack.c``: the bytes of
-:func:`~simjudge.judges._rowpack.pack` back to back in one buffer, unpacked when the record is
-built) when it is made of plain built-in values only, as it is for the env's summaries and the
-fast paths of the built-in judges; kept as the tuple otherwise. Why: rows are kept for a whole
-episode, and ~20 small objects a step kept that long take the memory the physics' data would
-stay cached in, then are all freed at once, cold, at the next episode's end (~250 µs an
-episode, bench/judge_overhead.py's task); a bytes object a step still costs an allocation and a
-cold free, and a list of Φ floats a cold read by the OPD sums: the log has one buffer, sized
-from the previous episode, and keeps Φ as doubles. Likewise the three values of ``info`` rather
-than the env's info dict. The action is JSON-ready, or the
-bytes of a numeric array of the recorder's :class:`_ActionForm`.
+The three values of ``info`` a record needs rather than the env's info dict; the action
+JSON-ready, or the bytes of a numeric array of the recorder's :class:`_ActionForm` (one
+object a step instead of a list and a float per dimension, decoded when the record is built).
 """
+
+
+class RowLog:
+    """An episode's rows and each row's Φ, in order (Φ kept apart for the OPD metrics)."""
+
+    __slots__ = ("_phis", "_rows")
+
+    def __init__(self) -> None:
+        self._rows: list[_Row] = []
+        self._phis: list[float | None] = []
+
+    def add(self, row: _Row, phi: float | None) -> None:
+        """Add a step's row and its Φ (None: the judge gave no Φ)."""
+        self._rows.append(row)
+        self._phis.append(phi)
+
+    def rows(self) -> list[_Row]:
+        """Every row, in order."""
+        return self._rows
+
+    def phis(self) -> list[float | None]:
+        """Each row's Φ, in order."""
+        return self._phis
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 @dataclass(frozen=True)
@@ -278,17 +280,13 @@ class _ActionForm:
     dtype: np.dtype | None
     """The dtype (None: not a plain number type; such actions are kept as lists)."""
     shape: tuple[int, ...]
-    buffer: tuple[type, np.dtype, tuple[int, ...]] | None
-    """(array type, dtype, shape): what ``RowLog.add_row`` checks an action against before
-    copying its bytes (None with dtype None)."""
 
     @staticmethod
     def of(action: np.ndarray) -> _ActionForm:
         """The form of ``action`` (dtype None unless bool, integer or float)."""
         if action.dtype.kind not in "biuf":
-            return _ActionForm(None, action.shape, None)
-        buffer = (np.ndarray, action.dtype, action.shape)
-        return _ActionForm(action.dtype, action.shape, buffer)
+            return _ActionForm(None, action.shape)
+        return _ActionForm(action.dtype, action.shape)
 
     def decode(self, action: Any) -> Any:
         """A row's action as a JSON-ready list (bytes decoded; lists and others as they are)."""

@@ -34,8 +34,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from . import _opd
-
 __all__ = [
     "DELTA",
     "FAILURE_TYPES",
@@ -337,35 +335,47 @@ def streamed_opd_metrics(
     Raises:
         ValueError: As :func:`opd_metrics` (empty, not finite, outside [0, 1], bad ε or k).
     """
-    # a list of floats in [0, 1] (what a recorder holds) goes straight to the compiled sums
-    # (_opd.c: StreamingOPD's operations in its order); anything else, or a value out of range
-    # (NaN and ±inf fail the comparison too), goes through the full check, which raises the
-    # usual error
-    values = phi
-    sums = _opd.sums(values, epsilon) if type(epsilon) is float else None
-    if sums is None:
-        values = _as_phi(phi).tolist()
+    values = _as_phi(phi).tolist()
     epsilon, k = _check_epsilon(epsilon), _check_k(k)  # after Φ's check, as opd_metrics
-    if sums is None:
-        sums = _opd.sums(values, epsilon)
-        assert sums is not None, "_as_phi gives a non-empty list of floats in [0, 1]"
+    return _assemble_sums(_sums(values, epsilon), len(values) - 1, epsilon, k)
+
+
+def _sums(values: list[float], epsilon: float) -> tuple[float, float, float, float, float,
+                                                         float, float, int]:
+    """:class:`StreamingOPD`'s sums over checked Φ, its operations in its order (same bits)."""
+    prev = top = phi_0 = values[0]
+    tv = tv_c = regret = regret_c = 0.0
+    stagnant = 0
+    for i in range(1, len(values)):
+        phi = values[i]
+        abs_d = abs(phi - prev)
+        t = tv + abs_d
+        tv_c += (tv - t) + abs_d if abs(tv) >= abs(abs_d) else (abs_d - t) + tv
+        tv = t
+        stagnant += abs_d < epsilon
+        top = max(top, phi)
+        x = top - phi
+        t = regret + x
+        regret_c += (regret - t) + x if abs(regret) >= abs(x) else (x - t) + regret
+        regret = t
+        prev = phi
+    return top, phi_0, prev, tv, tv_c, regret, regret_c, stagnant
+
+
+def _assemble_sums(sums: tuple[float, float, float, float, float, float, float, int], n: int,
+                   epsilon: float, k: int) -> OPDMetrics:
     top, phi_0, last, tv, tv_c, regret, regret_c, stagnant = sums
-    return _assemble(
-        top, phi_0, last, tv + tv_c, regret + regret_c, stagnant, len(values) - 1, epsilon, k
-    )
+    return _assemble(top, phi_0, last, tv + tv_c, regret + regret_c, stagnant, n, epsilon, k)
 
 
 def opd_scorer(
     epsilon: float, k: int = 4
-) -> Callable[[bytes | Sequence[float]], dict[str, float]]:
+) -> Callable[[Sequence[float]], dict[str, float]]:
     """A function scoring one episode: ``streamed_opd_metrics(phi, epsilon, k).as_dict()``.
 
-    ε and k are checked here, once; the function then takes a list of Φ or the bytes of
-    :meth:`RowLog.phi_doubles <simjudge.judges._rowpack.RowLog.phi_doubles>` and scores them in
-    one compiled call (``_opd.metrics``: the same arithmetic in the same order, bit for bit);
-    Φ that are not floats in [0, 1] take the checked path, which raises the usual error. Why:
-    a recorder scores every episode at its end, right after a physics step, when the
-    validating Python path's code is cold (~40 µs there, ~5 µs warm).
+    ε and k are checked here, once; the function then takes a list of Φ. A list of floats in
+    [0, 1] (what a recorder holds) is scored directly; anything else takes the checked path,
+    which raises the usual error.
 
     Example:
         >>> score = opd_scorer(epsilon=0.01)
@@ -376,14 +386,12 @@ def opd_scorer(
         ValueError: A bad ε or k (here), or bad Φ (when the function is called).
     """
     epsilon, k = _check_epsilon(epsilon), _check_k(k)
-    metrics = _opd.metrics
 
-    def score(phi: bytes | Sequence[float]) -> dict[str, float]:
-        scored = metrics(phi, epsilon, k)
-        if scored is None:  # not floats in [0, 1]: the checked path raises the usual error
-            values = np.frombuffer(phi, dtype=np.float64).tolist() if type(phi) is bytes else phi
-            scored = streamed_opd_metrics(values, epsilon, k).as_dict()
-        return scored
+    def score(phi: Sequence[float]) -> dict[str, float]:
+        if phi and all(type(v) is float and 0.0 <= v <= 1.0 for v in phi):
+            values = phi if type(phi) is list else list(phi)
+            return _assemble_sums(_sums(values, epsilon), len(values) - 1, epsilon, k).as_dict()
+        return streamed_opd_metrics(phi, epsilon, k).as_dict()
 
     return score
 

@@ -198,15 +198,9 @@ def test_streamed_opd_matches_on_plateaus_zeros_and_steps(seed):
         assert repr(streamed_opd_metrics(phi, 0.02, 3)) == repr(acc.metrics())  # -0.0 too
 
 
-def test_compiled_opd_sums_take_only_lists_of_floats_in_range():
-    """The compiled pass answers None for anything but a non-empty list of floats in [0, 1],
-    and the Python side then checks and converts: the same metrics for every input form."""
-    from simjudge.judges.metrics import _opd
-
+def test_streamed_opd_gives_the_same_metrics_for_every_input_form():
+    """Lists, tuples, arrays, numpy scalars and ints of the same Φ: the same metrics."""
     phi = [0.0, 0.25, 0.25, 0.75, 1.0]
-    assert _opd.sums(phi, 0.01) is not None
-    for other in ([], (0.0, 0.5), [0, 1], [0.0, np.float64(0.5)], [0.0, 1.5], [float("nan")]):
-        assert _opd.sums(other, 0.01) is None
     expected = streamed_opd_metrics(phi, 0.01)
     for form in (tuple(phi), np.array(phi), [np.float64(v) for v in phi], [0, 0.25, 0.25, 0.75, 1]):
         assert streamed_opd_metrics(form, 0.01) == expected
@@ -273,11 +267,10 @@ def test_two_member_panel_unrolled_is_the_general_combination_bit_for_bit():
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_opd_scorer_is_streamed_opd_bit_for_bit_from_lists_and_row_doubles(seed):
-    """opd_scorer's one compiled call (_opd.metrics) gives streamed_opd_metrics' dict to the
-    bit (-0.0 too) from a list of Φ and from a RowLog's doubles; MC's edges and T = 0 included."""
-    from simjudge.judges._rowpack import RowLog
-    from simjudge.judges.metrics import opd_scorer
+def test_opd_scorer_is_streamed_opd_bit_for_bit_and_both_are_the_accumulator(seed):
+    """opd_scorer's direct path gives streamed_opd_metrics' dict to the bit (-0.0 too), and
+    both are what StreamingOPD gives after reset and updates; MC's edges and T = 0 included."""
+    from simjudge.judges.metrics import StreamingOPD, opd_scorer
 
     rng = np.random.default_rng(20 + seed)
     for _ in range(300):
@@ -286,16 +279,17 @@ def test_opd_scorer_is_streamed_opd_bit_for_bit_from_lists_and_row_doubles(seed)
         phi = [-0.0 if value == 0.0 and rng.random() < 0.5 else value for value in phi]
         epsilon, k = float(rng.choice([0.0, 0.01, 0.1])), int(rng.integers(1, 8))
         expected = repr(streamed_opd_metrics(phi, epsilon, k).as_dict())
-        log = RowLog()
-        for value in phi:
-            log.add((value,), value)
+        acc = StreamingOPD(epsilon, k)
+        acc.reset(phi[0])
+        for value in phi[1:]:
+            acc.update(value)
         score = opd_scorer(epsilon, k)
         assert repr(score(phi)) == expected
-        assert repr(score(log.phi_doubles())) == expected
+        assert repr(acc.metrics().as_dict()) == expected
+        assert repr(score(tuple(phi))) == expected
 
 
 def test_opd_scorer_checks_its_parameters_now_and_bad_phi_when_called():
-    from simjudge.judges._rowpack import RowLog
     from simjudge.judges.metrics import opd_scorer
 
     with pytest.raises(ValueError, match="epsilon"):
@@ -306,13 +300,8 @@ def test_opd_scorer_checks_its_parameters_now_and_bad_phi_when_called():
     for bad in ([0.0, 1.5], [float("nan")], []):
         with pytest.raises(ValueError):
             score(bad)
-    log = RowLog()
-    log.add((1,), 0.5)
-    log.add((2,), None)
-    assert log.phi_doubles() is None  # a Φ that is not a float: the recorder takes phis()
-    log = RowLog()
-    log.add((1,), 1.5)
     with pytest.raises(ValueError, match="phi"):
-        score(log.phi_doubles())  # out of range: the checked path's error
+        score([0.5, 1.5])  # out of range: the checked path's error
+    assert score([0, 1]) == score([0.0, 1.0])  # ints: the checked path, the same numbers
     with pytest.raises(ValueError, match="epsilon"):
         JudgeRecord(make_task_env("OpenDrawer-v0"), PrivilegedProgressJudge(), epsilon=-0.5)
