@@ -139,34 +139,34 @@ def _product(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) 
 
 
 def _creation(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
-    _arity(args, 1, 1, "np.array", line)
-    _only(kwargs, frozenset({"dtype"}), "np.array", line)
+    _arity(args, 1, 1, "numpy function", line)
+    _only(kwargs, frozenset({"dtype"}), "numpy function", line)
     if "dtype" in kwargs and not (isinstance(kwargs["dtype"], Ref) and kwargs["dtype"].name in _DTYPES):
-        raise Unproven("np.array() with a dtype outside float/int/bool", line)
-    n = _num(args[0], "the argument of np.array", line)
-    return _sized(n, "np.array", line), n
+        raise Unproven("numpy function() with a dtype outside float/int/bool", line)
+    n = _num(args[0], "the argument", line)
+    return _sized(n, "numpy function", line), n
 
 
-_DTYPES = frozenset({"float", "int", "bool", "np.float64", "np.float32", "np.int64",
+_DTYPES = frozenset({"b:float", "b:int", "b:bool", "np.float64", "np.float32", "np.int64",
                      "np.int32", "np.bool_"})
 
 
 def _filled(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
-    _arity(args, 1, 2, "np.zeros", line)
-    _only(kwargs, frozenset(), "np.zeros", line)
+    _arity(args, 1, 2, "numpy function", line)
+    _only(kwargs, frozenset(), "numpy function", line)
     n = _shape(args[0], "the shape", line)
     if len(args) == 2:
         _num(args[1], "the fill value", line)
-    return _sized(n, "np.zeros", line), n
+    return _sized(n, "numpy function", line), n
 
 
 def _like(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
-    _arity(args, 1, 2, "np.zeros_like", line)
-    _only(kwargs, frozenset(), "np.zeros_like", line)
+    _arity(args, 1, 2, "numpy function", line)
+    _only(kwargs, frozenset(), "numpy function", line)
     n = _num(args[0], "the argument", line)
     if len(args) == 2:
         _num(args[1], "the fill value", line)
-    return _sized(n, "np.zeros_like", line), n
+    return _sized(n, "numpy function", line), n
 
 
 def _eye(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
@@ -211,10 +211,10 @@ def _tile(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> 
 
 
 def _joined(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
-    _arity(args, 1, 1, "np.concatenate", line)
-    _only(kwargs, frozenset({"axis"}), "np.concatenate", line)
+    _arity(args, 1, 1, "numpy function", line)
+    _only(kwargs, frozenset({"axis"}), "numpy function", line)
     n = _num(args[0], "the arrays", line)
-    return _sized(n, "np.concatenate", line), n
+    return _sized(n, "numpy function", line), n
 
 
 def _same(arity: tuple[int, int], keywords: frozenset[str] = frozenset()) -> Rule:
@@ -399,7 +399,14 @@ def call_rule(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
     """Result type and work of calling the admitted function ``name`` (dotted for modules)."""
     rule = _NUMPY.get(name) or _MATH.get(name)
     if rule is not None:
-        return rule(args, kwargs, line)
+        try:
+            return rule(args, kwargs, line)
+        except Unproven as exc:
+            reason = exc.reason
+            for generic in ("a numpy function", "numpy function", "numpy reduction",
+                            "numpy product", "math function", "np.linalg"):
+                reason = reason.replace(generic, name)
+            raise Unproven(reason, line) from None
     if name.startswith(("np.", "math.")):
         raise Unproven(f"{name}() is not in the proof's table", line)
     if name in API_RESULTS:

@@ -218,7 +218,11 @@ class _Prover(Flow):
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise Unproven("a shift operator", node.lineno)
-        return self.binop(op, self.expr(node.left), self.expr(node.right), node.lineno)
+        right = node.right
+        if op == "**" and isinstance(right, ast.Constant) and type(right.value) is int and (
+                right.value >= 0):
+            op = "**+"  # a non-negative exponent: ints stay ints
+        return self.binop(op, self.expr(node.left), self.expr(right), node.lineno)
 
     def binop(self, op: str, left: Type, right: Type, line: int | None) -> Type:
         """The type of ``left op right`` (work counted)."""
@@ -335,7 +339,7 @@ class _Prover(Flow):
         if name in ("divmod", "pow"):
             if len(args) != 2:
                 raise Unproven(f"{name}() with {len(args)} arguments", line)
-            if name == "pow":
+            if name == "pow":  # pow(a, b) is a ** b; 3-argument pow is not in the subset
                 return self.binop("**", *args, line)
             return Tup((self.binop("//", *args, line), self.binop("%", *args, line)))
         if name == "range":
@@ -400,7 +404,10 @@ def _binop(op: str, a: Type, b: Type, line: int | None) -> Type:
     """``a op b`` on concrete (non-union) types."""
     if isinstance(a, Num | Tup | Seq) and isinstance(b, Num | Tup | Seq) and (
             isinstance(a, Num) or isinstance(b, Num)):
-        na, nb = numeric_size(a), numeric_size(b)
+        na = a.n if isinstance(a, Num) else numeric_size(a)
+        nb = b.n if isinstance(b, Num) else numeric_size(b)
+        exact_power = op == "**+"
+        op = "**" if exact_power else op
         if na is None or nb is None:
             raise Unproven(f"the operator {op} on a value not known to be numeric", line)
         n = max(na, nb) if min(na, nb) <= 1 else na * nb
@@ -415,7 +422,7 @@ def _binop(op: str, a: Type, b: Type, line: int | None) -> Type:
             raise Unproven(f"the operator {op} may make an integer of more than "
                            f"{INT_CAP.bit_length()} bits", line)
         floaty = (not isinstance(a, Num) or a.floaty or not isinstance(b, Num) or b.floaty
-                  or op in ("/", "**"))
+                  or op == "/" or (op == "**" and not exact_power))
         return Num(n, imax, floaty)
     if isinstance(a, Str) and isinstance(b, Str) and op == "+":
         if a.n is None or b.n is None or a.n + b.n > MAX_STR:

@@ -14,7 +14,20 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .costtypes import NONE, TOKEN, Seq, Str, Tup, Type, Unproven, join, members
+from .costtypes import (
+    NONE,
+    TOKEN,
+    Num,
+    Seq,
+    Str,
+    Tup,
+    Type,
+    Unproven,
+    join,
+    members,
+    numeric_size,
+    size,
+)
 
 __all__ = ["MAX_ROUNDS", "Flow"]
 
@@ -128,14 +141,14 @@ class Flow:
                 self.bind(target, value, line)
         elif isinstance(node, ast.AnnAssign) and node.value is not None and node.simple:
             self.bind(node.target, self.expr(node.value), line)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
+            current = self.expr(node.target)
+            self.bind(node.target, self.binop(_augop(node), current, self.expr(node.value),
+                                              line), line)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            from .prove import _BINOPS
-
-            op = _BINOPS.get(type(node.op))
-            if op is None:
-                raise Unproven("a shift operator", line)
             current = self.name(node.target.id, line)
-            self.env[node.target.id] = self.binop(op, current, self.expr(node.value), line)
+            self.env[node.target.id] = self.binop(_augop(node), current,
+                                                  self.expr(node.value), line)
         elif isinstance(node, ast.Return):
             self.returns.append(NONE if node.value is None else self.expr(node.value))
             raise _Return
@@ -164,7 +177,24 @@ class Flow:
             for i, element in enumerate(target.elts):
                 self.bind(element, _unpacked(value, i, count, line), line)
             return
-        raise Unproven("assignment to an item or attribute is not in the proven subset", line)
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.store_item(target, value, line)
+            return
+        raise Unproven("assignment to an attribute or nested item is not in the proven subset",
+                       line)
+
+    def store_item(self, target: ast.Subscript, value: Type, line: int | None) -> None:
+        """``a[key] = value`` into a numpy array ``a``: its size and type do not change."""
+        assert isinstance(target.value, ast.Name)
+        array = self.name(target.value.id, line)
+        key = self.expr(target.slice)
+        if not all(isinstance(o, Num) and o.floaty for o in members(array)):
+            raise Unproven("item assignment into a value not known to be a numpy array "
+                           "(lists can grow)", line)
+        if numeric_size(value) is None or numeric_size(key) is None and not (
+                _slice_like(key)):
+            raise Unproven("item assignment of a value or key not known to be numeric", line)
+        self.add_work(size(array) * max(1, size(key)) + size(value), line)
 
     def branches(self, bodies: list[list[ast.stmt]]) -> None:
         """Analyse alternative bodies from the same environment; join what they leave."""
@@ -208,6 +238,24 @@ class Flow:
             self.mult = mult
         self.env = _join_envs([before, self.env])
         self.block(node.orelse)
+
+
+def _augop(node: ast.AugAssign) -> str:
+    from .prove import _BINOPS
+
+    op = _BINOPS.get(type(node.op))
+    if op is None:
+        raise Unproven("a shift operator", node.lineno)
+    return op
+
+
+def _slice_like(key: Type) -> bool:
+    """Whether ``key`` is a slice, ``...``, None or a tuple of those and numbers."""
+    from .costtypes import Ref
+
+    parts = key.items if isinstance(key, Tup) else (key,)
+    return all(p in (NONE, Ref("slice"), Ref("...")) or numeric_size(p) is not None
+               for p in parts)
 
 
 def _unpacked(value: Type, index: int, count: int, line: int | None) -> Type:
