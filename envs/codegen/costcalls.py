@@ -363,13 +363,17 @@ def _builtin(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
         _arity(args, 1, 2 if name == "round" else 1, name, line)
         if len(args) == 2 and (_count(args[1], "ndigits", line) > 400):
             raise Unproven("round() with a large ndigits", line)
-        _num(args[0], f"the argument of {name}()", line)
+        n = _num(args[0], f"the argument of {name}()", line)
         imax = max(int_of_float_bound(), *(o.imax for o in members(args[0]) if isinstance(o, Num)))
-        return (Num(1, imax, len(args) == 2), 1)
+        if name == "int":
+            return Num(1, imax, False), 1  # an int, or a TypeError for arrays of size > 1
+        return Num(n, imax, len(args) == 2 or n > 1), n  # round() of an array is an array
     if name == "print":  # guarded: output capped at max_output_chars; no file= or sep=
         return NONE, 32 * sum(size(a) for a in args)
     if name == "len":
         _arity(args, 1, 1, name, line)
+        if any(isinstance(o, Str) and o.n is None for o in members(args[0])):
+            raise Unproven("len() of a name the state API returned (not bounded here)", line)
         return Num(1, size(args[0]), False), 1
     if name in ("min", "max", "sum", "any", "all", "sorted", "list", "tuple", "reversed"):
         _arity(args, 1, 2 if name in ("min", "max") else 1, name, line)

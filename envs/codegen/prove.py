@@ -57,12 +57,14 @@ from .costtypes import (
 from .policy import MATH_NAMES, NUMPY_LINALG_NAMES, NUMPY_NAMES
 from .prove_flow import Flow
 
-__all__ = ["MAX_LOOP", "MAX_WORK", "Proof", "prove"]
+__all__ = ["MAX_LOOP", "MAX_PROOF_STEPS", "MAX_WORK", "Proof", "prove"]
 
 MAX_WORK = 2_000_000
 """Largest total work (elements touched) of one proven call."""
 MAX_LOOP = 10_000
 """Largest iteration count of one proven loop or comprehension."""
+MAX_PROOF_STEPS = 200_000
+"""Most expressions and statements the proof analyses before it gives up (unproven)."""
 _BUILTINS = frozenset({"abs", "all", "any", "bool", "divmod", "enumerate", "float", "int",
                        "len", "list", "max", "min", "pow", "print", "range", "reversed", "round",
                        "sorted", "sum", "tuple", "zip"})
@@ -114,7 +116,7 @@ def prove(tree: ast.Module, api: Mapping[str, Callable[..., Any]], entry: str | 
     except Unproven as exc:
         where = f" (line {exc.line})" if exc.line else ""
         return Proof("unproven", f"{exc.reason}{where}")
-    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of the proof is "unproven"
         return Proof("unproven", f"the proof could not be completed ({type(exc).__name__})")
     return Proof("bounded", f"every value and operation is bounded; at most {prover.work} "
                             "elements touched per call", prover.work)
@@ -128,9 +130,17 @@ class _Prover(Flow):
         self.trusted = trusted
         self.untrusted = untrusted
         self.functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+        self.steps = 0
 
     def add_work(self, amount: int, line: int | None) -> None:
-        """Count ``amount`` elements touched, times the current loop multiplier."""
+        """Count ``amount`` elements touched, times the current loop multiplier.
+
+        Also counts the proof's own steps: past :data:`MAX_PROOF_STEPS` it gives up, so
+        nested loops (each analysed up to ``MAX_ROUNDS`` times) cannot make it slow.
+        """
+        self.steps += 1
+        if self.steps > MAX_PROOF_STEPS:
+            raise Unproven(f"the code needs more than {MAX_PROOF_STEPS} steps to analyse", line)
         self.work += self.mult * max(amount, 1)
         if self.work > MAX_WORK:
             raise Unproven(f"the work may exceed {MAX_WORK} elements per call", line)
@@ -402,6 +412,10 @@ def _iterate(t: Type, line: int | None) -> tuple[Type, int]:
 
 def _binop(op: str, a: Type, b: Type, line: int | None) -> Type:
     """``a op b`` on concrete (non-union) types."""
+    if op == "*" and isinstance(b, Tup | Seq | Str) and isinstance(a, Num):
+        a, b = b, a
+    if op == "*" and isinstance(a, Tup | Seq | Str) and isinstance(b, Num):
+        return _repeated(a, b, line)
     if isinstance(a, Num | Tup | Seq) and isinstance(b, Num | Tup | Seq) and (
             isinstance(a, Num) or isinstance(b, Num)):
         na = a.n if isinstance(a, Num) else numeric_size(a)
@@ -435,6 +449,26 @@ def _binop(op: str, a: Type, b: Type, line: int | None) -> Type:
         return Seq(join(ia, ib), ca + cb)
     raise Unproven(f"the operator {op} on these values (repetition or formatting) is not "
                    "in the proven subset", line)
+
+
+def _repeated(value: Type, times: Num, line: int | None) -> Type:
+    """``value * times`` for a sequence or string, checked against the size bounds first.
+
+    A numpy integer repeats a sequence as a Python int would (it has ``__index__``), so a
+    count that may be a numpy value (magnitude not tracked) is refused.
+    """
+    if times.floaty or times.n != 1:
+        raise Unproven("a sequence or string repeated a number of times not known to be a "
+                       "bounded Python int", line)
+    if isinstance(value, Str):
+        if value.n is None or value.n * times.imax > MAX_STR:
+            raise Unproven(f"a repeated string may exceed {MAX_STR} characters", line)
+        return Str(value.n * times.imax)
+    item, count = _iterate(value, line)
+    total = count * times.imax
+    if total * size(item) > MAX_ELEMENTS:
+        raise Unproven(f"a repeated sequence may hold more than {MAX_ELEMENTS} elements", line)
+    return Seq(item, total)
 
 
 def _item(value: Type, key: Type, key_node: ast.expr, line: int | None) -> Type:
