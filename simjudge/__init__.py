@@ -54,7 +54,7 @@ def _register() -> None:
     from simjudge._moved import install
 
     install()
-    from simjudge.tasks.spec.registry import register_builtin_tasks
+    from simjudge.tasks.registration import register_builtin_tasks
 
     register_builtin_tasks()
 

@@ -1,23 +1,21 @@
-"""Gymnasium registration of the built-in tasks (``simjudge/<EnvId>``).
+"""The entry point of the built-in tasks' Gymnasium ids (``simjudge/<EnvId>``).
 
-Registration reads only file names, so ``import simjudge`` stays cheap; a task's
-YAML is parsed when its env is made.
+The ids are registered by :mod:`simjudge.tasks.registration` (file names only, so that
+``import simjudge`` stays cheap); this module makes the env when one is asked for.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
+from simjudge.tasks.registration import NAMESPACE, register_builtin_tasks
 
-from .task import builtin_ids, load_task
+from .task import load_task
 
 if TYPE_CHECKING:
     from simjudge.envs.sim_env import SimEnv
 
 __all__ = ["NAMESPACE", "make_task_env", "register_builtin_tasks"]
-
-NAMESPACE = "simjudge"
 
 
 def make_task_env(task: str, **kwargs: Any) -> SimEnv:
@@ -34,18 +32,3 @@ def make_task_env(task: str, **kwargs: Any) -> SimEnv:
     env_kwargs = spec.env_kwargs()
     env_kwargs.update(kwargs)
     return SimEnv(**env_kwargs)
-
-
-def register_builtin_tasks() -> list[str]:
-    """Register every built-in task id (library and composed) not registered yet; return all ids."""
-    ids = []
-    for env_id in builtin_ids():
-        full = f"{NAMESPACE}/{env_id}"
-        ids.append(full)
-        if full not in gym.registry:
-            gym.register(
-                id=full,
-                entry_point="simjudge.tasks.spec.registry:make_task_env",
-                kwargs={"task": env_id},
-            )
-    return ids

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.goals import GoalSpec
 from simjudge.envs.scene import SceneConfig, SceneConfigError, _format_validation_error
+from simjudge.tasks import registration
 
 __all__ = [
     "COMPOSED_DIR",
@@ -33,10 +34,10 @@ __all__ = [
     "load_task",
 ]
 
-LIBRARY_DIR = Path(__file__).resolve().parent.parent / "library"
+LIBRARY_DIR = registration.LIBRARY_DIR
 """Folder of the built-in (single-stage) task YAML files."""
 
-COMPOSED_DIR = LIBRARY_DIR / "composed"
+COMPOSED_DIR = registration.COMPOSED_DIR
 """Folder of the composed (long-horizon, 2–4 stage) built-in tasks: goal ``sequence``
 (ordered stages) or ``all`` (unordered), with plans and milestone DAGs as in the library."""
 
