@@ -29,12 +29,15 @@ from simjudge.tasks.spec import (
     TaskSpec,
     TaskSpecError,
     derive_goal,
+    evaluate_probe,
     goal_for_spec,
+    load_probes,
     load_task,
+    object_parts,
 )
 from simjudge.tasks.spec.config import option
 
-__all__ = ["GoalConfig", "goal_command", "goal_report"]
+__all__ = ["GoalConfig", "evaluations", "goal_command", "goal_report"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,12 +50,16 @@ class GoalConfig:
             ``StorageFurniture-0`` (required for a task that is not built in).
         description: Task description (default: the built-in task's, else the name).
         json: Print the derivation as JSON.
+        evaluate: A JSON file with a list of probe states ``{"initial": {...}, "final":
+            {...}, "max": {...}}`` (the asset's joint names -> fractions of the joint's
+            range) to evaluate the derived goal on: one ``{"holds", "start_ok"}`` each.
     """
 
     task: str = option(positional=True)
     object: str | None = None
     description: str | None = None
     json: bool = False
+    evaluate: str | None = None
 
 
 def _builtin(config: GoalConfig) -> TaskSpec | None:
@@ -84,7 +91,7 @@ def goal_report(config: GoalConfig) -> dict[str, Any]:
         report = _report(spec.name, spec.asset, spec.description, derivation)
         report["parser"] = parsed.to_dict()
         report["parser_agrees"] = _agrees(goal, parsed.goal)
-        return report
+        return _with_evaluations(report, config, spec.asset)
     if config.object is None:
         raise TaskSpecError(
             f"{config.task!r} is not a built-in task (or comes with its own description); "
@@ -92,11 +99,35 @@ def goal_report(config: GoalConfig) -> dict[str, Any]:
         )
     description = config.description or ""
     derivation = derive_goal(config.task, description, config.object)
-    return _report(config.task, config.object, description or config.task, derivation)
+    report = _report(config.task, config.object, description or config.task, derivation)
+    return _with_evaluations(report, config, config.object)
+
+
+def evaluations(goal: TaskGoal, probes: list[dict[str, Any]], asset: str) -> list[dict[str, bool]]:
+    """``[{"holds", "start_ok"}]`` of a goal on each probe state (joint names of ``asset``).
+
+    Raises:
+        ProbeError: A probe is malformed or names a joint the asset does not have.
+    """
+    joints = [p.joint for p in object_parts(asset)]
+    return [evaluate_probe(goal, probe, joints) for probe in probes]
+
+
+def _with_evaluations(report: dict[str, Any], config: GoalConfig, asset: str) -> dict[str, Any]:
+    """The report with ``evaluations`` on the ``--evaluate`` probes (when derived)."""
+    if config.evaluate is None:
+        return report
+    probes = load_probes(config.evaluate)
+    goal = TaskGoal.model_validate(report["goal"]) if report["goal"] is not None else None
+    report["evaluations"] = [] if goal is None else evaluations(goal, probes, asset)
+    return report
 
 
 def _report(task: str, asset: str, description: str, d: GoalDerivation) -> dict[str, Any]:
+    refused = "; ".join(d.ambiguities) or "no goal derived"
     return {"task": task, "object": asset, "description": description,
+            "status": "derived" if d.goal else "refused",
+            "reason": "; ".join(d.reasons) if d.goal else refused,
             "source": d.goal.source if d.goal else None,
             "describe": d.goal.describe() if d.goal else None, **d.to_dict()}
 

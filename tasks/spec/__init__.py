@@ -22,7 +22,9 @@ from __future__ import annotations
 
 # Task goals
 from .goal import AMOUNTS, OPEN_FLOOR, JointTarget, PlaceTarget, Target, TaskGoal, amount_interval
+from .goal_eval import ProbeError, evaluate_probe, load_probes
 from .goal_parser import GoalDerivation, GoalParseError, derive_goal, goal_for_spec, object_parts
+from .goal_parts import StartCondition, UnchangedPart
 
 # I/O and provenance
 from .io import atomic_write, json_default, read_json, write_json
@@ -87,10 +89,15 @@ __all__ = [
     "GoalParseError",
     "JointTarget",
     "PlaceTarget",
+    "ProbeError",
+    "StartCondition",
     "Target",
     "TaskGoal",
+    "UnchangedPart",
     "amount_interval",
     "derive_goal",
+    "evaluate_probe",
+    "load_probes",
     "goal_for_spec",
     "object_parts",
     # Solutions

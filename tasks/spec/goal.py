@@ -61,6 +61,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simjudge.envs.goals import AllOfGoal, Goal, JointGoal, JointRangeGoal, PlaceGoal
 
+from .goal_eval import joint_target_holds
+from .goal_parts import StartCondition, UnchangedPart
+
 if TYPE_CHECKING:
     from simjudge.envs.state_api import StateView
 
@@ -172,6 +175,11 @@ class JointTarget(_Strict):
         requires_grasp: Whether the part is grasped (not for pressing).
         spring: The joint springs back when released (buttons, pumps): it must be held.
         start: Range fraction the scene must start at; None = implied by the direction.
+        relative: ``low``/``high`` measure the change from the start in ``direction``
+            ("open it slightly": a change of 0.05-0.35), not the end position.
+        reached: The episode's largest fraction must reach at least this (the first step
+            of a two-step task: "open it fully, then close it halfway"); None = no such step.
+        words: The words the target was read from (for the goal card).
     """
 
     kind: Literal["joint"] = "joint"
@@ -187,6 +195,9 @@ class JointTarget(_Strict):
     requires_grasp: bool = True
     spring: bool = False
     start: float | None = Field(default=None, ge=0.0, le=1.0)
+    relative: bool = False
+    reached: float | None = Field(default=None, ge=0.0, le=1.0)
+    words: str = ""
 
     @model_validator(mode="after")
     def _ordered(self) -> JointTarget:
@@ -205,7 +216,18 @@ class JointTarget(_Strict):
             return self.start
         if self.direction == "open":
             return 0.0
+        if self.relative:
+            return 1.0
         return 1.0 if self.high > 0.85 else 0.9
+
+    def absolute(self, start: float | None = None) -> tuple[float, float]:
+        """The target interval as end positions (a relative one from ``start``)."""
+        if not self.relative:
+            return self.low, self.high
+        origin = self.implied_start() if start is None else start
+        if self.direction == "open":
+            return min(1.0, origin + self.low), min(1.0, origin + self.high)
+        return max(0.0, origin - self.high), max(0.0, origin - self.low)
 
     def contains(self, fraction: float) -> bool:
         """Whether ``fraction`` is inside the interval.
@@ -222,14 +244,18 @@ class JointTarget(_Strict):
             "object": self.object, "joint": self.joint, "link": self.link,
             "direction": self.direction, "requires_grasp": self.requires_grasp,
         }
-        if self.direction == "open" and self.high >= 1.0:
-            return JointGoal(threshold=self.low, **common)
-        if self.direction == "close" and self.low <= 0.0:
-            return JointGoal(threshold=self.high, **common)
-        return JointRangeGoal(low=self.low, high=self.high, **common)
+        low, high = self.absolute()
+        if self.direction == "open" and high >= 1.0:
+            return JointGoal(threshold=low, **common)
+        if self.direction == "close" and low <= 0.0:
+            return JointGoal(threshold=high, **common)
+        return JointRangeGoal(low=low, high=high, **common)
 
     def interval_text(self) -> str:
         """``at ≥ 0.60``, ``at ≤ 0.15`` or ``between 0.35 and 0.65``."""
+        if self.relative:
+            way = "up" if self.direction == "open" else "down"
+            return f"{self.low:.2f}-{self.high:.2f} {way} from its start"
         if self.high >= 1.0:
             return f"at ≥ {self.low:.2f}"
         if self.low <= 0.0:
@@ -244,6 +270,8 @@ class JointTarget(_Strict):
         verb = verb if self.direction == "open" else "closing"
         text = (f"{self.object} {self.joint} ({what}{via}) must end {self.interval_text()} "
                 f"of its range ({self.amount}; {verb}), starting from {self.implied_start():.2f}")
+        if self.reached is not None:
+            text += f", after reaching ≥ {self.reached:.2f} first"
         if self.spring:
             text += "; it springs back when released, so hold it there at the end"
         return text
@@ -302,6 +330,8 @@ class TaskGoal(_Strict):
         hold_steps: 0 = hold at the final state; k > 0 = over the last k steps as well.
         source: ``reference`` (a built-in task), ``parser`` or ``llm``.
         explanation: Why these targets: the words and tree facts they came from.
+        unchanged: Parts that must stay where they started ("leave the right door shut").
+        starts: Start conditions the words state ("the door starts open").
     """
 
     task: str = ""
@@ -309,6 +339,8 @@ class TaskGoal(_Strict):
     hold_steps: int = Field(default=0, ge=0)
     source: Literal["reference", "parser", "llm"] = "parser"
     explanation: str = ""
+    unchanged: tuple[UnchangedPart, ...] = ()
+    starts: tuple[StartCondition, ...] = ()
 
     # -- construction ------------------------------------------------------------------
     @classmethod
@@ -372,6 +404,7 @@ class TaskGoal(_Strict):
             ``direction``; for placements, the place goal's facts.
         """
         facts = [_check_target(view, target, reached or {}) for target in self.targets]
+        facts += [_check_unchanged(view, part, reached or {}) for part in self.unchanged]
         return all(f["holds"] for f in facts), facts
 
     def holds_over(self, history: Sequence[bool]) -> bool:
@@ -386,13 +419,17 @@ class TaskGoal(_Strict):
     def implied_initial_joints(self) -> dict[tuple[str, str], float]:
         """``{(object, joint): fraction}`` the scene must start at for a non-trivial task.
 
-        A closing target starts open, an opening one closed.
+        A closing target starts open, an opening one closed; a stated start
+        (:attr:`starts`) wins.
         """
-        return {(t.object, t.joint): t.implied_start() for t in self.joint_targets}
+        out = {(t.object, t.joint): t.implied_start() for t in self.joint_targets}
+        out.update({(c.object, c.joint): c.start_at() for c in self.starts})
+        return out
 
     def describe(self) -> str:
         """A short text for an LLM prompt or a report (one line per target)."""
         lines = [t.describe() for t in self.targets]
+        lines += [u.describe() for u in self.unchanged] + [c.describe() for c in self.starts]
         hold = f" Hold it for the last {self.hold_steps} steps." if self.hold_steps else ""
         if len(lines) == 1:
             return lines[0] + "." + hold
@@ -442,12 +479,34 @@ def _check_target(
     span = max(hi - lo, 1e-9)
     fraction = (view.joint_value(target.object, target.joint) - lo) / span
     initial = (view.initial_joint_value(target.object, target.joint) - lo) / span
+    seen = reached.get(target.key)
+    peak = None if seen is None else float(seen["fraction"] if isinstance(seen, Mapping) else seen)
+    holds = joint_target_holds(target, float(initial), float(fraction),
+                               max(float(initial), float(fraction), peak or 0.0))
     out: dict[str, Any] = {
-        "target": target.key, "kind": "joint", "holds": target.contains(fraction),
+        "target": target.key, "kind": "joint", "holds": holds,
         "fraction": round(float(fraction), 4), "initial_fraction": round(float(initial), 4),
         "low": target.low, "high": target.high, "direction": target.direction,
     }
-    seen = reached.get(target.key)
-    if seen is not None:
-        out["max_fraction"] = float(seen["fraction"] if isinstance(seen, Mapping) else seen)
+    if peak is not None:
+        out["max_fraction"] = peak
     return out
+
+
+def _fractions(view: StateView, obj: str, joint: str) -> tuple[float, float]:
+    lo, hi = view.joint_limit(obj, joint)
+    span = max(hi - lo, 1e-9)
+    return ((view.initial_joint_value(obj, joint) - lo) / span,
+            (view.joint_value(obj, joint) - lo) / span)
+
+
+def _check_unchanged(view: StateView, part: UnchangedPart,
+                     reached: Mapping[str, Any]) -> dict[str, Any]:
+    """Facts of one part that must stay put."""
+    initial, fraction = _fractions(view, part.object, part.joint)
+    seen = reached.get(part.key)
+    peak = max(initial, fraction) if seen is None else float(
+        seen["fraction"] if isinstance(seen, Mapping) else seen)
+    return {"target": part.key, "kind": "unchanged",
+            "holds": part.holds(initial, fraction, peak),
+            "fraction": round(float(fraction), 4), "initial_fraction": round(float(initial), 4)}

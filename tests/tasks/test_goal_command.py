@@ -46,3 +46,44 @@ def test_the_llm_goal_writer_is_checked_against_the_tree():
     assert (target.joint, target.link, target.low, target.high) == ("joint_2", "link_3", 0.35, 0.65)
     none = write_goal(ScriptedClient(["no"] * 3), "Open", "", "StorageFurniture-0")
     assert none.goal is None and "no valid goal" in none.ambiguities[0]
+
+
+def test_evaluate_gives_one_holds_and_start_ok_per_probe(tmp_path, capsys):
+    states = tmp_path / "states.json"
+    states.write_text(json.dumps([
+        {"initial": {}, "final": {"joint_0": 1.0}},          # opened: holds
+        {"initial": {"joint_0": 1.0}},                       # already open: not meaningful
+        {"initial": {}, "final": {"joint_0": 0.1}},          # barely moved: does not hold
+    ]))
+    code = goal_command(GoalConfig(task="Open Door", object="Door-4",
+                                   description="Open the door.", json=True,
+                                   evaluate=str(states)))
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["status"] == "derived" and report["goal"]["targets"]
+    assert report["evaluations"] == [{"holds": True, "start_ok": True},
+                                     {"holds": True, "start_ok": False},
+                                     {"holds": False, "start_ok": True}]
+
+
+def test_evaluate_refuses_bad_probes_and_reports_refusals(tmp_path):
+    from simjudge.tasks.spec import ProbeError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"initial": {"joint_9": 0.5}}]))
+    with pytest.raises(ProbeError, match="joint_9"):
+        goal_report(GoalConfig(task="Open Door", object="Door-4", description="Open the door.",
+                               evaluate=str(bad)))
+    bad.write_text(json.dumps([{"final": {"joint_0": 1.7}}]))
+    with pytest.raises(ProbeError, match=r"\[0, 1\]"):
+        goal_report(GoalConfig(task="Open Door", object="Door-4", description="Open the door.",
+                               evaluate=str(bad)))
+    bad.write_text("{not json")
+    with pytest.raises(ProbeError, match="not JSON"):
+        goal_report(GoalConfig(task="Open Door", object="Door-4", description="Open the door.",
+                               evaluate=str(bad)))
+    good = tmp_path / "good.json"
+    good.write_text("[{}]")
+    refused = goal_report(GoalConfig(task="Open Drawer", object="StorageFurniture-0",
+                                     description="Open the drawer.", evaluate=str(good)))
+    assert refused["status"] == "refused" and refused["evaluations"] == []
+    assert refused["reason"]

@@ -1,0 +1,185 @@
+"""How well a goal reader turns task words into a verifiable goal: precision and coverage.
+
+Runs a reader over the goal-reading set (``tests/fixtures/goal_reading``: one asset, a task
+name and a description per item, the expected outcome ``goal`` or ``refuse``, and probe
+states for ``goal`` items) and evaluates each derived goal on the item's probes through the
+same path as ``simjudge goal --evaluate``. A derived goal is *right* when every probe's
+``holds`` and ``start_ok`` match; a goal on a ``refuse`` item is wrong.
+
+- precision = right goals / goals given (how far a derived goal can be trusted)
+- coverage  = right goals / derivable items (items that expect a goal)
+
+per class and overall, for the rule reader and, when the embedded model is installed, the
+LLM reader and ``both`` (a goal only when the two agree). The last lines are
+``<reader> precision: P coverage: C``. Numbers and settings go to
+``results/goal_reading.json`` (per split; a run of one split keeps the others' numbers).
+
+The held-out split is printed as aggregate numbers only: run it once, at the end, after the
+last change to the reader.
+
+    python bench/goal_reading.py                    # dev
+    python bench/goal_reading.py --show             # dev, with every wrong item and why
+    python bench/goal_reading.py --split heldout    # once, at the end
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from simjudge.pipelines.goal_report import evaluations
+from simjudge.tasks.spec import derive_goal
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "goal_reading"
+RESULTS = ROOT / "results" / "goal_reading.json"
+SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "all": ("dev", "heldout")}
+
+
+def load_items(split: str) -> list[dict[str, Any]]:
+    """The items of a split, in file order."""
+    items = []
+    for name in SPLITS[split]:
+        with (FIXTURES / f"{name}.jsonl").open() as fh:
+            items += [json.loads(line) for line in fh if line.strip()]
+    return items
+
+
+def rule_reader(item: dict[str, Any]) -> tuple[Any, str]:
+    """The rule reader's goal (or None) and its reason."""
+    d = derive_goal(item["task"], item["description"], item["object"])
+    return d.goal, "; ".join(d.ambiguities or d.reasons)
+
+
+def judge(item: dict[str, Any], goal: Any) -> tuple[str, str]:
+    """``(outcome, detail)``: outcome ``right_goal``, ``wrong_goal``, ``refused`` or ``error``."""
+    if goal is None:
+        return "refused", ""
+    if item["expect"] != "goal":
+        return "wrong_goal", "a goal on an item that expects refuse"
+    try:
+        got = evaluations(goal, item["probes"], item["object"])
+    except ValueError as exc:
+        return "wrong_goal", f"cannot evaluate: {exc}"
+    bad = [i for i, (g, p) in enumerate(zip(got, item["probes"], strict=True))
+           if g["holds"] != p["holds"] or g["start_ok"] != p["start_ok"]]
+    if bad:
+        shown = ", ".join(f"probe {i}: got {got[i]} want holds={item['probes'][i]['holds']} "
+                          f"start_ok={item['probes'][i]['start_ok']}" for i in bad)
+        return "wrong_goal", shown
+    return "right_goal", ""
+
+
+def _rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    given = sum(r["outcome"] in ("right_goal", "wrong_goal") for r in rows)
+    right = sum(r["outcome"] == "right_goal" for r in rows)
+    derivable = sum(r["expect"] == "goal" for r in rows)
+    refuse_items = [r for r in rows if r["expect"] == "refuse"]
+    return {"items": len(rows), "goals_given": given, "right_goals": right,
+            "derivable": derivable,
+            "precision": round(right / given, 4) if given else None,
+            "coverage": round(right / derivable, 4) if derivable else None,
+            "refuse_items_refused": sum(r["outcome"] == "refused" for r in refuse_items),
+            "refuse_items": len(refuse_items)}
+
+
+def score(items: list[dict[str, Any]], reader: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Per-class and overall rates of a reader, and one row per item."""
+    rows = []
+    for item in items:
+        try:
+            goal, reason = reader(item)
+        except Exception as exc:  # noqa: BLE001 - a crash gives no goal; it is shown
+            goal, reason = None, f"reader error: {type(exc).__name__}: {exc}"
+        outcome, detail = judge(item, goal)
+        if reason.startswith("reader error"):
+            outcome = "error"
+        rows.append({"id": item["id"], "class": item["class"], "expect": item["expect"],
+                     "outcome": outcome, "detail": detail, "reason": reason,
+                     "goal": goal.describe() if goal is not None else None})
+    by_class: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_class[row["class"]].append(row)
+    numbers = {"classes": {c: _rates(r) for c, r in sorted(by_class.items())},
+               "overall": _rates(rows)}
+    return numbers, rows
+
+
+def llm_available() -> str | None:
+    """None when the embedded model and runtime are installed, else why not."""
+    try:
+        from simjudge.llm.models import ensure_model
+
+        ensure_model("qwen2.5-coder-1.5b")
+        import llama_cpp  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any failure means: not run, and why
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+    return None
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _save(split: str, numbers: dict[str, Any], settings: dict[str, Any]) -> None:
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data.setdefault("splits", {})[split] = {"commit": _commit(), "settings": settings, **numbers}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the bench; print the table and the last three ``<reader> ...`` lines."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
+    parser.add_argument("--show", action="store_true",
+                        help="print every item the reader got wrong (dev only)")
+    parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    args = parser.parse_args(argv)
+    if args.show and args.split != "dev":
+        parser.error("--show prints items: only for the dev split (the held-out items stay "
+                     "out of sight)")
+    items = load_items(args.split)
+    numbers, rows = score(items, rule_reader)
+    print(f"split {args.split}: {len(items)} items; reader rule")
+    print(f"{'class':22} {'items':>5} {'given':>5} {'right':>5} {'deriv':>5} "
+          f"{'precision':>9} {'coverage':>8}")
+    for name, r in [*numbers["classes"].items(), ("overall", numbers["overall"])]:
+        print(f"{name:22} {r['items']:5d} {r['goals_given']:5d} {r['right_goals']:5d} "
+              f"{r['derivable']:5d} {_fmt(r['precision']):>9} {_fmt(r['coverage']):>8}")
+    if args.show:
+        for row in rows:
+            wrong = row["outcome"] in ("wrong_goal", "error") or (
+                row["outcome"] == "refused" and row["expect"] == "goal")
+            if wrong:
+                print(f"\n{row['id']} [{row['outcome']}] {row['detail']}\n  goal: {row['goal']}"
+                      f"\n  reason: {row['reason'][:400]}")
+    missing = llm_available()
+    settings = {"readers": ["rule"] if missing else ["rule", "llm", "both"],
+                "llm": missing or "qwen2.5-coder-1.5b"}
+    if not args.no_save:
+        _save(args.split, {"rule": numbers, "llm": None if missing else "not implemented"},
+              settings)
+    overall = numbers["overall"]
+    print(f"rule precision: {_fmt(overall['precision'])} coverage: {_fmt(overall['coverage'])}")
+    why = f"not run (no model: {missing})" if missing else "not run (no LLM reader yet)"
+    print(f"llm {why}")
+    print(f"both {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
