@@ -217,8 +217,12 @@ def _joined(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -
     return _sized(n, "numpy function", line), n
 
 
-def _same(arity: tuple[int, int], keywords: frozenset[str] = frozenset()) -> Rule:
-    """Same-size transforms whose extra arguments are small numbers (axes, shapes)."""
+def _same(arity: tuple[int, int], keywords: frozenset[str] = frozenset(),
+          repeats: bool = False) -> Rule:
+    """Same-size transforms whose extra arguments are small ints (axes, shapes, counts).
+
+    With ``repeats`` (``np.diff``'s ``n``), the work is the size times the count.
+    """
 
     def rule(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
         _arity(args, *arity, "numpy function", line)
@@ -230,7 +234,7 @@ def _same(arity: tuple[int, int], keywords: frozenset[str] = frozenset()) -> Rul
         if extra > MAX_ELEMENTS:
             raise Unproven("a numpy function's axis, shape or count may be large", line)
         n = _num(args[0], "the array", line)
-        return Num(max(n, 1), 0, True), n * 16 * extra
+        return Num(max(n, 1), 0, True), n * 16 * (extra if repeats else 1) + extra
 
     return rule
 
@@ -286,7 +290,7 @@ _NUMPY.update({
     "np.repeat": _repeat, "np.tile": _tile,
     "np.concatenate": _joined, "np.stack": _joined, "np.hstack": _joined, "np.vstack": _joined,
     "np.cumsum": _same((1, 1), frozenset({"axis"})), "np.sort": _same((1, 1)),
-    "np.argsort": _same((1, 1)), "np.diff": _same((1, 2)), "np.reshape": _same((2, 2)),
+    "np.argsort": _same((1, 1)), "np.diff": _same((1, 2), repeats=True), "np.reshape": _same((2, 2)),
     "np.transpose": _same((1, 1)), "np.squeeze": _same((1, 1)), "np.ravel": _same((1, 1)),
     "np.flip": _same((1, 1)), "np.expand_dims": _same((2, 2)),
     "np.linalg.norm": _linalg, "np.linalg.det": _solve(1), "np.linalg.inv": _solve(1),

@@ -51,7 +51,7 @@ class Flow:
         self.locals: frozenset[str] = frozenset()
         self.returns: list[Type] = []
         self.functions: dict[str, ast.FunctionDef] = {}
-        self._memo: dict[tuple[str, tuple[Type, ...]], tuple[Type, int]] = {}
+        self._memo: dict[tuple[Any, ...], tuple[Type, int]] = {}
         self._in_function = False
 
     # provided by the expression half
@@ -74,7 +74,9 @@ class Flow:
         self.env = self.module_env
         self.locals = frozenset(_bound_names(self.tree.body))
         for stmt in self.tree.body:
-            if not isinstance(stmt, ast.FunctionDef):
+            if isinstance(stmt, ast.FunctionDef):
+                self.definition(stmt)
+            else:
                 self.stmt(stmt)
         if entry is not None:
             self.call_function(entry, (TOKEN,) if entry_takes_self else (), None)
@@ -87,6 +89,25 @@ class Flow:
             raise Unproven(f"{name!r} may be read before it is assigned", line)
         return self.global_name(name, line)
 
+    def definition(self, fn: ast.FunctionDef) -> None:
+        """What ``def`` runs: defaults and annotations (evaluated when the module runs)."""
+        annotations = [a.annotation for a in ast.walk(fn.args) if isinstance(a, ast.arg)]
+        annotations.append(fn.returns)
+        if fn.decorator_list or any(a is not None and not _plain_annotation(a)
+                                    for a in annotations):
+            raise Unproven(f"{fn.name}() has decorators or computed annotations", fn.lineno)
+        for default in fn.args.defaults:
+            self.expr(default)
+
+    def _defaults(self, fn: ast.FunctionDef) -> list[Type]:
+        """The types of ``fn``'s defaults, read in the module's scope (as ``def`` does)."""
+        saved = self.env, self._in_function
+        self.env, self._in_function = self.module_env, False
+        try:
+            return [self.expr(d) for d in fn.args.defaults]
+        finally:
+            self.env, self._in_function = saved
+
     def call_function(self, name: str, args: tuple[Type, ...], line: int | None) -> Type:
         """The return type of the helper ``name`` called with ``args`` (work counted)."""
         fn = self.functions[name]
@@ -94,11 +115,11 @@ class Flow:
         if spec.vararg or spec.kwarg or spec.kwonlyargs or spec.posonlyargs:
             raise Unproven(f"{name}() takes *args, **kwargs or keyword-only parameters", line)
         params = [a.arg for a in spec.args]
-        defaults = [self.expr(d) for d in spec.defaults]
+        defaults = self._defaults(fn)
         if not len(params) - len(defaults) <= len(args) <= len(params):
             raise Unproven(f"{name}() is called with {len(args)} arguments", line)
         full = args + tuple(defaults[len(args) - (len(params) - len(defaults)):])
-        key = (name, full)
+        key = (name, full, frozenset(self.module_env.items()))  # globals may be rebound
         if key not in self._memo:
             self._memo[key] = self._analyse_function(fn, dict(zip(params, full, strict=True)))
         result, work = self._memo[key]
@@ -139,7 +160,8 @@ class Flow:
             value = self.expr(node.value)
             for target in node.targets:
                 self.bind(target, value, line)
-        elif isinstance(node, ast.AnnAssign) and node.value is not None and node.simple:
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and node.simple and (
+                _plain_annotation(node.annotation)):
             self.bind(node.target, self.expr(node.value), line)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript):
             current = self.expr(node.target)
@@ -238,6 +260,13 @@ class Flow:
             self.mult = mult
         self.env = _join_envs([before, self.env])
         self.block(node.orelse)
+
+
+def _plain_annotation(node: ast.expr) -> bool:
+    """An annotation that costs nothing to evaluate: a name, a dotted name or a constant."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name | ast.Constant)
 
 
 def _augop(node: ast.AugAssign) -> str:
