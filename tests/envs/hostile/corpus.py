@@ -25,6 +25,8 @@ class Case:
     id: str
     category: str
     source: str
+    calls: int = 1
+    """How many times the child calls the compiled reward (memory across calls)."""
 
 
 def body(*lines: str, result: str = "0.0, False") -> str:
@@ -264,8 +266,12 @@ _OLD: list[Case] = [
     *(Case(f"old-runtime-{i}", "memory", body(*lines)) for i, lines in enumerate(_OLD_RUNTIME)),
 ]
 
-CASES: tuple[Case, ...] = (*_NEW, *_OLD)
-"""Every case, new ones first."""
+from .corpus_proof import PROOF_CASES  # noqa: E402 - the cases against the cost proof
+
+_PROOF: list[Case] = [Case(*row) for row in PROOF_CASES]  # type: ignore[arg-type]
+
+CASES: tuple[Case, ...] = (*_NEW, *_OLD, *_PROOF)
+"""Every case, new ones first (then the old corpus, then the cases against the proof)."""
 
 
 def by_id(case_id: str) -> Case:
