@@ -251,7 +251,8 @@ def _linalg(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -
         if not (extra == NONE or isinstance(extra, Str) or numeric_size(extra) in (1, 2)):
             raise Unproven("np.linalg.norm's ord/axis is not a constant", line)
     n = _num(args[0], "the array", line)
-    return Num(max(n, 1), 0, True), n * 64  # an SVD of a k x k matrix, k*k <= n: k**3
+    result = Num(max(n, 1), 0, True) if "axis" in kwargs else FLOAT  # no axis: one number
+    return result, n * 64  # at worst an SVD of a k x k matrix, k*k <= n: k**3 <= 64 n
 
 
 def _solve(arity: int) -> Rule:
@@ -352,13 +353,20 @@ def _iter_item(t: Type, line: int | None) -> tuple[Type, int]:
     return join(*items), count
 
 
+def _scalar(t: Type, name: str, line: int | None) -> int:
+    """Elements of a number or numeric array given to a builtin (big Python ints allowed)."""
+    if not all(isinstance(o, Num) for o in members(t)):
+        raise Unproven(f"the argument of {name}() is not known to be a number or array", line)
+    return max(o.n for o in members(t) if isinstance(o, Num))
+
+
 def _builtin(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
              line: int | None) -> tuple[Type, int]:
     """Rules of the admitted builtins."""
     _only(kwargs, frozenset(), name, line)
     if name in ("abs", "float", "bool"):
         _arity(args, 1, 1, name, line)
-        n = _num(args[0], f"the argument of {name}()", line) if name != "bool" else size(args[0])
+        n = _scalar(args[0], name, line) if name != "bool" else size(args[0])
         if name == "abs":
             return join(*(Num(o.n, o.imax, o.floaty) for o in members(args[0])
                           if isinstance(o, Num))), n
@@ -367,7 +375,7 @@ def _builtin(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
         _arity(args, 1, 2 if name == "round" else 1, name, line)
         if len(args) == 2 and (_count(args[1], "ndigits", line) > 400):
             raise Unproven("round() with a large ndigits", line)
-        n = _num(args[0], f"the argument of {name}()", line)
+        n = _scalar(args[0], name, line)
         imax = max(int_of_float_bound(), *(o.imax for o in members(args[0]) if isinstance(o, Num)))
         if name == "int":
             return Num(1, imax, False), 1  # an int, or a TypeError for arrays of size > 1

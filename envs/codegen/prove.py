@@ -68,6 +68,7 @@ MAX_PROOF_STEPS = 200_000
 _BUILTINS = frozenset({"abs", "all", "any", "bool", "divmod", "enumerate", "float", "int",
                        "len", "list", "max", "min", "pow", "print", "range", "reversed", "round",
                        "sorted", "sum", "tuple", "zip"})
+_LAZY = frozenset({"range", "enumerate", "zip"})
 _CONSTANTS = {"np.pi": FLOAT, "np.e": FLOAT, "np.inf": FLOAT, "np.nan": FLOAT,
               "np.newaxis": NONE, "math.pi": FLOAT, "math.e": FLOAT, "math.tau": FLOAT,
               "math.inf": FLOAT, "math.nan": FLOAT}
@@ -176,7 +177,12 @@ class _Prover(Flow):
         if method is None:
             raise Unproven(f"{type(node).__name__} expressions are not in the proven subset",
                            line)
-        return bounded(method(node), "a value", line)
+        result = method(node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                node.func.id in _LAZY and self.name(node.func.id, line) == Ref(
+                    f"b:{node.func.id}")):
+            return result  # a lazy range/enumerate/zip: its consumers check what they build
+        return bounded(result, "a value", line)
 
     def e_Constant(self, node: ast.Constant) -> Type:  # noqa: N802 - ast visitor names
         value = node.value
@@ -262,7 +268,8 @@ class _Prover(Flow):
                 result.append(BOOL)
                 continue
             both = [t for t in (a, b) if any(isinstance(o, Num) for o in members(t))]
-            self.add_work(size(a) * size(b), node.lineno)
+            # numpy broadcasts (the product); sequences and strings compare item by item
+            self.add_work(size(a) * size(b) if both else size(a) + size(b), node.lineno)
             if both:
                 n = max(1, numeric_size(a) or 1) * max(1, numeric_size(b) or 1)
                 result.append(Num(min(n, MAX_ELEMENTS + 1), 1, True))
@@ -356,7 +363,7 @@ class _Prover(Flow):
             if not 1 <= len(args) <= 3:
                 raise Unproven("range() with more than 3 arguments", line)
             bounds = [_int_bound(a, "a range bound", line) for a in args]
-            count = sum(bounds[:2]) + 1
+            count = sum(bounds[:2])  # range(b): at most b items; range(a, b, ...): |a| + |b|
             self._loop_bound(count, line)
             return Seq(Num(1, max(bounds[:2]) + 1, False), count)
         items = [_iterate(a, line) for a in args]
