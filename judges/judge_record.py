@@ -327,6 +327,7 @@ class _Finished(NamedTuple):
             judge_spec=judge.spec,
             env_id=spec.id if spec is not None else None,
             env_kwargs=to_jsonable(dict(spec.kwargs)) if spec is not None else {},
+            backend=getattr(getattr(recorder.env.unwrapped, "backend", None), "name", None),
             seed=header.seed,
             reset_options=header.reset_options,
             task_name=context.task_name if context else "",

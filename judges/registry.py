@@ -16,12 +16,10 @@ Example:
 
 from __future__ import annotations
 
-import ast
-import difflib
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from simjudge.envs.registry import Registry, RegistryEntry, parse_spec_params
 
 from .base import Judge
 from .code import CodeRewardJudge, CodeSuccessJudge
@@ -33,6 +31,7 @@ from .rule import RuleJudge
 from .vlm import ImageEpisodeJudge, PreferenceJudge, VLMStepJudge, make_terminal_reward
 
 __all__ = [
+    "JUDGES",
     "JudgeEntry",
     "make_judge",
     "parse_judge_spec",
@@ -41,24 +40,12 @@ __all__ = [
     "registered_judges",
 ]
 
+JudgeEntry = RegistryEntry
+"""A registered judge (the one registry type's entry)."""
 
-@dataclass(frozen=True)
-class JudgeEntry:
-    """A registered judge.
-
-    Attributes:
-        name: Registry name.
-        factory: Callable taking the spec's keyword parameters.
-        summary: One line for listings.
-    """
-
-    name: str
-    factory: Callable[..., Judge]
-    summary: str
-
-
-_REGISTRY: dict[str, JudgeEntry] = {}
-_WORDS = {"true": True, "false": False, "none": None, "null": None}
+JUDGES: Registry[Judge] = Registry("judge", error=KeyError)
+"""The judges by name (:class:`simjudge.envs.registry.Registry`; plugins: entry-point group
+``simjudge.judges``)."""
 
 
 def register_judge(
@@ -69,69 +56,12 @@ def register_judge(
     Raises:
         ValueError: The name is malformed, or taken and ``replace`` is False.
     """
-    if not name or not all(c.isalnum() or c in "-_" for c in name):
-        raise ValueError(f"judge names use letters, digits, '-' and '_'; got {name!r}")
-    if name in _REGISTRY and not replace:
-        raise ValueError(f"judge {name!r} is already registered; pass replace=True to override it")
-    doc = summary or (inspect.getdoc(factory) or "").split("\n")[0]
-    _REGISTRY[name] = JudgeEntry(name, factory, doc)
+    JUDGES.register(name, factory, summary, replace=replace)
 
 
 def registered_judges() -> dict[str, str]:
     """Registered names -> one-line summaries, sorted by name."""
-    return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}
-
-
-def _value(text: str) -> Any:
-    text = text.strip()
-    if text.lower() in _WORDS:
-        return _WORDS[text.lower()]
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas outside brackets and quotes (``goal={'a': 1, 'b': 2}`` stays whole)."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, char in enumerate(text):
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def parse_spec_params(spec: str, rest: str, kind: str = "judge",
-                      error: type[ValueError] = ValueError) -> dict[str, Any]:
-    """The typed parameters of a spec's ``key=value,...`` part ``rest`` (judges, policies).
-
-    Values are read as Python literals (``true``/``none`` too), else kept as text; commas
-    inside brackets or quotes do not split.
-
-    Raises:
-        ValueError: (or ``error``) A parameter is not ``key=value`` or is repeated; the
-            message names the ``kind`` of spec.
-    """
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in _split_top_level(rest))):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise error(f"{kind} spec {spec!r}: parameter {part!r} must be written key=value")
-        if key in params:
-            raise error(f"{kind} spec {spec!r}: parameter {key!r} is given twice")
-        params[key] = _value(value)
-    return params
+    return JUDGES.summaries()
 
 
 def parse_judge_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -152,31 +82,10 @@ def make_judge(spec: str, **overrides: Any) -> Judge:
         TypeError: A parameter the judge does not take (the message lists those it takes).
     """
     name, params = parse_judge_spec(spec)
-    entry = _REGISTRY.get(name)
-    if entry is None:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"unknown judge {name!r}; registered judges are {sorted(_REGISTRY)}.{hint}")
     params.update(overrides)
-    accepted = _parameters(entry.factory)
-    unknown = sorted(set(params) - set(accepted)) if accepted is not None else []
-    if unknown:
-        raise TypeError(f"judge {name!r} takes no parameter(s) {unknown}; it takes {accepted}")
-    judge = entry.factory(**params)
+    judge = JUDGES.make(name, **params)
     judge.spec = str(spec).strip() if not overrides else None
     return judge
-
-
-def _parameters(factory: Callable[..., Any]) -> list[str] | None:
-    try:
-        sig = inspect.signature(factory)
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return None
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return None
-    return [
-        n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    ]
 
 
 def _register_builtins() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from simjudge.envs.registry import Registry
+
 from .base import (
     BASE_LINK,
     Backend,
@@ -37,6 +39,7 @@ __all__ = [
     "JointInfo",
     "RenderResult",
     "SUPPORTED_BACKENDS",
+    "BACKENDS",
     "UnknownBackendError",
     "available_backends",
     "default_backend",
@@ -48,6 +51,20 @@ __all__ = [
 ]
 
 SUPPORTED_BACKENDS: tuple[str, ...] = ("pybullet", "mujoco", "sapien")
+
+BACKENDS: Registry[Backend] = Registry(
+    "physics backend", plural="backends", listed_as="supported",  # error: set below
+    hint=" (choose one with `--backend NAME`, SimEnv(backend=...) or $SIMJUDGE_BACKEND)")
+"""The physics backends by name (:class:`simjudge.envs.registry.Registry`; plugins: entry-point
+group ``simjudge.backends``). PyBullet is in the core install; MuJoCo and SAPIEN are extras."""
+BACKENDS.register("pybullet", "simjudge.envs.backends.pybullet_backend:PyBulletBackend",
+                  "PyBullet (core): physics, contacts, collision checks, headless rendering")
+BACKENDS.register("mujoco", "simjudge.envs.backends.mujoco_backend:MuJoCoBackend",
+                  "MuJoCo 3 (extra 'mujoco'): physics, EGL/OSMesa rendering",
+                  extra="mujoco", requires=("mujoco",))
+BACKENDS.register("sapien", "simjudge.envs.backends.sapien_backend:SapienBackend",
+                  "SAPIEN 3 (extra 'sapien'): physics; rendering needs a Vulkan device",
+                  extra="sapien", requires=("sapien",))
 
 # MuJoCo chooses its OpenGL platform when it is first imported: headless EGL unless the
 # user chose (osmesa, glfw); set here so that any later ``import mujoco`` sees it
@@ -84,22 +101,9 @@ def make_backend(name: str = "pybullet", **kwargs) -> Backend:
     Raises:
         UnknownBackendError: ``name`` is not a supported backend.
     """
-    if name == "pybullet":
-        from .pybullet_backend import PyBulletBackend
-
-        return PyBulletBackend(**kwargs)
-    if name == "mujoco":
-        from .mujoco_backend import MuJoCoBackend
-
-        return MuJoCoBackend(**kwargs)
-    if name == "sapien":
-        from .sapien_backend import SapienBackend
-
-        return SapienBackend(**kwargs)
-    raise UnknownBackendError(
-        f"unknown physics backend {name!r}; supported backends are {list(SUPPORTED_BACKENDS)} "
-        "(choose one with `--backend NAME`, SimEnv(backend=...) or $SIMJUDGE_BACKEND)"
-    )
+    factory = BACKENDS.factory(name)
+    backend: Backend = factory(**kwargs)
+    return backend
 
 
 def render_problem(name: str | None = None) -> str | None:
@@ -121,3 +125,6 @@ def render_problem(name: str | None = None) -> str | None:
 
 class UnknownBackendError(BackendError, ValueError):
     """A backend name that is not one of :data:`SUPPORTED_BACKENDS`."""
+
+
+BACKENDS.error = UnknownBackendError

@@ -281,6 +281,8 @@ class Backend(Protocol):
     """
 
     timestep: float
+    name: str
+    """The backend's registry name (``pybullet``, ``mujoco``, ``sapien``), recorded with results."""
 
     # lifecycle -----------------------------------------------------------
     def reset_world(self) -> None:

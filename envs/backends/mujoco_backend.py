@@ -63,7 +63,7 @@ def _import_mujoco():
         import mujoco
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise BackendError(
-            "the mujoco backend needs the `mujoco` package (≥ 3); install it with `pip install mujoco`"
+            "the mujoco backend needs the `mujoco` package, which is not installed: pip install 'simjudge[mujoco]'"
         ) from exc
     return mujoco
 
@@ -90,6 +90,9 @@ class MuJoCoBackend(MuJoCoActuation, MuJoCoSuction, MuJoCoQueries):
         timestep: Physics timestep in seconds.
         gravity: Gravity along z.
     """
+
+    name = "mujoco"
+    """The registry name, recorded with results."""
 
     def __init__(self, timestep: float = 0.01, gravity: float = -9.81) -> None:
         self._mj = _import_mujoco()

@@ -68,6 +68,9 @@ class PyBulletBackend(PyBulletReads, PyBulletQueries):
         solver_iterations: Constraint solver iterations per step.
     """
 
+    name = "pybullet"
+    """The registry name, recorded with results."""
+
     def __init__(
         self, timestep: float = 0.01, gravity: float = -9.81, solver_iterations: int = 50
     ) -> None:

@@ -67,6 +67,9 @@ class SapienBackend(SapienQueries):
         gravity: Gravity along z.
     """
 
+    name = "sapien"
+    """The registry name, recorded with results."""
+
     def __init__(self, timestep: float = 0.01, gravity: float = -9.81) -> None:
         self._sapien = _import_sapien()
         self.timestep = float(timestep)

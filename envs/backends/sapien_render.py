@@ -35,7 +35,7 @@ def import_sapien():
             warnings.simplefilter("ignore")  # "Failed to find system libvulkan": no GPU here
             import sapien
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise BackendError("the sapien backend needs `sapien` 3; install it with `pip install sapien`") from exc
+        raise BackendError("the sapien backend needs the `sapien` package (3), which is not installed: pip install 'simjudge[sapien]'") from exc
     return sapien
 
 

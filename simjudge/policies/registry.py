@@ -26,29 +26,25 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from simjudge.judges.registry import parse_spec_params
+from simjudge.envs.registry import Registry, parse_spec_params
 
 from .base import Policy, PolicyError
 from .builtin import CallablePolicy, OraclePolicy, RandomPolicy, ZeroPolicy, load_callable
 
-__all__ = ["check_policy_spec", "make_policy", "parse_policy_spec", "register_policy", "registered_policies"]
+__all__ = ["POLICIES", "check_policy_spec", "make_policy", "parse_policy_spec", "register_policy",
+           "registered_policies"]
 
-
-@dataclass(frozen=True)
-class _Entry:
-    factory: Callable[..., Policy]
-    summary: str
-
-
-_REGISTRY: dict[str, _Entry] = {}
+POLICIES: Registry[Policy] = Registry(
+    "policy", plural="policies", error=PolicyError,
+    hint=", or use sb3:PATH.zip, remote:ws://HOST:PORT, module:function")
+"""The policies by name (:class:`simjudge.envs.registry.Registry`; plugins: entry-point group
+``simjudge.policies``)."""
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _POSITIONAL = {"skill": "skill", "executor": "solution"}
 """Spec names whose first parameter may be given bare (``skill:ID``, ``executor:PATH``)."""
@@ -64,18 +60,19 @@ def register_policy(
     Raises:
         PolicyError: Malformed name, a reserved prefix, or taken without ``replace``.
     """
-    if not name or not all(c.isalnum() or c in "-_" for c in name) or name in _PREFIXES:
+    if name in _PREFIXES:
         raise PolicyError(
             f"policy names use letters, digits, '-' and '_' (not {'/'.join(_PREFIXES)}); got {name!r}"
         )
-    if name in _REGISTRY and not replace:
-        raise PolicyError(f"policy {name!r} is already registered; pass replace=True to override it")
-    _REGISTRY[name] = _Entry(factory, summary or (inspect.getdoc(factory) or "").split("\n")[0])
+    try:
+        POLICIES.register(name, factory, summary, replace=replace)
+    except ValueError as exc:
+        raise PolicyError(str(exc)) from None
 
 
 def registered_policies() -> dict[str, str]:
     """Registered names -> one-line summaries."""
-    return {name: _REGISTRY[name].summary for name in sorted(_REGISTRY)}
+    return POLICIES.summaries()
 
 
 def parse_policy_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -121,12 +118,10 @@ def check_policy_spec(spec: str) -> None:
     head, _, rest = spec.partition(":")
     if spec.startswith(("ws://", "wss://")) or head in _PREFIXES:
         return
-    if head not in _REGISTRY and rest and _MODULE.match(head) and "=" not in rest:
+    if head not in POLICIES and rest and _MODULE.match(head) and "=" not in rest:
         return
     name, params = parse_policy_spec(spec)
-    if name not in _REGISTRY:
-        make_policy(spec)  # raises the unknown-name error with its hints
-    accepted = inspect.signature(_REGISTRY[name].factory).parameters
+    accepted = inspect.signature(POLICIES.factory(name)).parameters  # unknown: the hints
     unknown = sorted(set(params) - set(accepted)) if not any(
         p.kind is p.VAR_KEYWORD for p in accepted.values()) else []
     if unknown:
@@ -159,19 +154,12 @@ def make_policy(spec: str) -> Policy:
             return _with_spec(_skill_replay(**params), spec)
         except TypeError as exc:
             raise PolicyError(f"policy spec {spec!r}: write skill:ID[,root=DIR,chunk=N] ({exc})") from exc
-    if head not in _REGISTRY and rest and _MODULE.match(head) and "=" not in rest:
+    if head not in POLICIES and rest and _MODULE.match(head) and "=" not in rest:
         return _with_spec(_from_callable(spec), spec)
     name, params = parse_policy_spec(spec)
-    entry = _REGISTRY.get(name)
-    if entry is None:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise PolicyError(
-            f"unknown policy {name!r}; registered policies are {sorted(_REGISTRY)}, or use "
-            f"sb3:PATH.zip, remote:ws://HOST:PORT, module:function.{hint}"
-        )
+    factory = POLICIES.factory(name)
     try:
-        policy = entry.factory(**params)
+        policy = factory(**params)
     except TypeError as exc:
         raise PolicyError(f"policy spec {spec!r}: {exc}") from exc
     return _with_spec(policy, spec)

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from simjudge.envs.backends import default_backend
 from simjudge.envs.errors import SimjudgeError
 
 from .io import CorruptFileError, atomic_write, json_default
@@ -141,6 +142,8 @@ class RunDir:
             RunDirError: Resuming with a different config, or starting over a run that
                 the caller may not clear.
         """
+        # the backend every env of the run is built on: recorded, and part of its identity
+        config = {**config, "backend": config.get("backend") or default_backend()}
         try:
             previous = self.config
         except RunDirCorruptError as exc:
@@ -151,7 +154,10 @@ class RunDir:
                 previous = None
         resuming = previous is not None and resume
         if previous is not None and resume:
-            self._check_same(previous, config, identity)
+            # a run recorded before backends were recorded: its backend is not compared
+            same = config if "backend" in previous else {
+                k: v for k, v in config.items() if k != "backend"}
+            self._check_same(previous, same, identity)
         elif previous is not None:
             if clear is None:
                 raise RunDirError(

@@ -60,3 +60,15 @@ def test_outcome_round_trips_and_checks_its_flags():
     assert again == outcome and again.verdicts[0] == verdict
     with pytest.raises(TypeError, match="subtask_success\\[0\\] must be a bool"):
         Outcome((1,), True)
+
+
+def test_config_json_records_the_backend_and_a_resume_on_another_one_is_refused(tmp_path,
+                                                                                monkeypatch):
+    from simjudge.tasks.spec import RunDir, RunDirError
+
+    monkeypatch.delenv("SIMJUDGE_BACKEND", raising=False)
+    RunDir(tmp_path).prepare({"task": "OpenDrawer-v0"}, resume=False)
+    assert RunDir(tmp_path).config["backend"] == "pybullet"
+    monkeypatch.setenv("SIMJUDGE_BACKEND", "mujoco")
+    with pytest.raises(RunDirError, match="backend"):
+        RunDir(tmp_path).prepare({"task": "OpenDrawer-v0"}, resume=True)
