@@ -1,3 +1,48 @@
-"""simjudge.skills."""
+"""simjudge.skills: planning primitives, SAC, MPC, scripted policies and the subtask executor.
 
-__all__: list[str] = []
+Names load on first use (module ``__getattr__``), so importing the package costs nothing
+beyond what its submodules need:
+
+    >>> from simjudge.skills import ScriptedPolicy
+    >>> ScriptedPolicy.__name__
+    'ScriptedPolicy'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simjudge.skills.executor import execute_solution
+    from simjudge.skills.library import SkillLibrary
+    from simjudge.skills.rollout import rollout
+    from simjudge.skills.scripted import ScriptedPolicy
+
+_LAZY: dict[str, str] = {
+    "ScriptedPolicy": "simjudge.skills.scripted",
+    "rollout": "simjudge.skills.rollout",
+    "execute_solution": "simjudge.skills.executor",
+    "SkillLibrary": "simjudge.skills.library",
+}
+"""Public name -> the module that defines it."""
+
+__all__ = [
+    "ScriptedPolicy",
+    "SkillLibrary",
+    "execute_solution",
+    "rollout",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,3 +1,80 @@
-"""simjudge.tasks."""
+"""simjudge.tasks: what a task is — the spec, the goal language and its reader, solutions, outcomes, run directories, the task library.
 
-__all__: list[str] = []
+Names load on first use (module ``__getattr__``), so importing the package costs nothing
+beyond what its submodules need:
+
+    >>> from simjudge.tasks import load_task
+    >>> load_task("OpenDrawer-v0").env_id
+    'OpenDrawer-v0'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simjudge.tasks.registration import register_builtin_tasks
+    from simjudge.tasks.spec import (
+        Outcome,
+        RunDir,
+        Solution,
+        Subtask,
+        TaskGoal,
+        TaskSpec,
+        TaskSpecError,
+        builtin_ids,
+        derive_goal,
+        load_library,
+        load_solution,
+        load_task,
+        make_task_env,
+    )
+
+_LAZY: dict[str, str] = {
+    "TaskSpec": "simjudge.tasks.spec",
+    "TaskSpecError": "simjudge.tasks.spec",
+    "TaskGoal": "simjudge.tasks.spec",
+    "Solution": "simjudge.tasks.spec",
+    "Subtask": "simjudge.tasks.spec",
+    "Outcome": "simjudge.tasks.spec",
+    "RunDir": "simjudge.tasks.spec",
+    "load_task": "simjudge.tasks.spec",
+    "load_library": "simjudge.tasks.spec",
+    "load_solution": "simjudge.tasks.spec",
+    "make_task_env": "simjudge.tasks.spec",
+    "derive_goal": "simjudge.tasks.spec",
+    "builtin_ids": "simjudge.tasks.spec",
+    "register_builtin_tasks": "simjudge.tasks.registration",
+}
+"""Public name -> the module that defines it."""
+
+__all__ = [
+    "Outcome",
+    "RunDir",
+    "Solution",
+    "Subtask",
+    "TaskGoal",
+    "TaskSpec",
+    "TaskSpecError",
+    "builtin_ids",
+    "derive_goal",
+    "load_library",
+    "load_solution",
+    "load_task",
+    "make_task_env",
+    "register_builtin_tasks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
