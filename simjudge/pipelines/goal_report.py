@@ -136,7 +136,8 @@ def _agrees(reference: TaskGoal | None, parsed: TaskGoal | None) -> bool:
     """Whether the parsed goal agrees with the reference goal.
 
     Same targets (object, joint / placement, direction) and each reference threshold inside
-    the parser's interval.
+    the parser's interval, or the parser's reading at least as strict (a plain "open" at
+    the calibrated 0.65-0.9 where the reference asks 0.35-0.6).
     """
     if reference is None or parsed is None or len(reference.targets) != len(parsed.targets):
         return False
@@ -145,7 +146,9 @@ def _agrees(reference: TaskGoal | None, parsed: TaskGoal | None) -> bool:
             return False
         if ref.kind == "joint" and got.kind == "joint":  # the kinds are equal (checked above)
             edge = ref.low if ref.direction == "open" else ref.high
-            if ref.direction != got.direction or not got.low <= edge <= got.high:
+            stricter = (got.low >= edge and got.high >= 1.0 if ref.direction == "open"
+                        else got.high <= edge and got.low <= 0.0)
+            if ref.direction != got.direction or not (got.low <= edge <= got.high or stricter):
                 return False
         elif ref.kind == "place" and got.kind == "place" and ref.relation != got.relation:
             return False

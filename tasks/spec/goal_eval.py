@@ -10,8 +10,9 @@ goal's own :meth:`~simjudge.tasks.spec.goal.TaskGoal.check` on a live scene and 
   ``reached`` first;
 - an unchanged part holds when it ended within its tolerance of its start (a spring joint:
   was never pressed);
-- ``start_ok``: every stated start holds on the initial state, and the targets do not all
-  hold already there (the task would be done before it starts).
+- ``start_ok``: every stated start holds on the initial state, the targets do not all
+  hold already there (the task would be done before it starts), and no target's end lies
+  behind the start (closing to 0.25 from 0.1).
 
 A probe is ``{"initial": {joint: f}, "final": {...}, "max": {...}}``: a joint not in
 ``initial`` is at 0.0, a joint not in ``final`` keeps its initial value, ``max`` defaults to
@@ -80,14 +81,30 @@ def evaluate_fractions(goal: TaskGoal, initial: Mapping[str, float], final: Mapp
     for t in goal.joint_targets:
         i, f, m = initial[t.joint], final[t.joint], maximum[t.joint]
         facts.append({"part": t.joint, "kind": "joint", "holds": joint_target_holds(t, i, f, m),
-                      "done_at_start": joint_target_holds(t, i, i, i)})
+                      "done_at_start": joint_target_holds(t, i, i, i),
+                      "wrong_side": _wrong_side(t, i)})
     for u in goal.unchanged:
         i, f, m = initial[u.joint], final[u.joint], maximum[u.joint]
         facts.append({"part": u.joint, "kind": "unchanged", "holds": u.holds(i, f, m)})
     starts = [c.holds(initial[c.joint]) for c in goal.starts]
-    done = all(x["done_at_start"] for x in facts if x["kind"] == "joint")
-    return {"holds": all(x["holds"] for x in facts), "start_ok": all(starts) and not done,
-            "facts": facts}
+    joints = [x for x in facts if x["kind"] == "joint"]
+    done = all(x["done_at_start"] for x in joints)
+    wrong = any(x["wrong_side"] for x in joints)
+    return {"holds": all(x["holds"] for x in facts),
+            "start_ok": all(starts) and not done and not wrong, "facts": facts}
+
+
+def _wrong_side(target: JointTarget, initial: float) -> bool:
+    """Whether moving in the target's direction cannot reach its end interval from ``initial``.
+
+    Closing to 0.25 from 0.1, opening to 0.5 from 0.8; not for a change from the start, a
+    spring press, or a two-step target (its first step moves the other way).
+    """
+    if target.relative or target.spring or target.reached is not None:
+        return False
+    if target.direction == "close":
+        return target.low > 0.0 and initial < target.low - 1e-9
+    return target.high < 1.0 and initial > target.high + 1e-9
 
 
 def probe_states(probe: Mapping[str, Any], joints: list[str] | None = None

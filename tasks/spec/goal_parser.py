@@ -693,7 +693,7 @@ def derive_goal(
     Raises:
         GoalParseError: ``asset_or_tree`` names no catalogue asset.
     """
-    tree, _ = _entry_for(asset_or_tree)
+    tree, entry = _entry_for(asset_or_tree)
     object_name = object_name or (tree.category if tree is not None else "")
     reasons: list[str] = []
     text = f"{name}. {description}"
@@ -714,21 +714,21 @@ def derive_goal(
     _inherit(primary, name_clauses if primary is desc_clauses else [])
     ctx = _Context(object_name, tree, object_parts(asset_or_tree), _scene_init(scene, object_name),
                    reasons, [])
-    conflict = _direction_conflict(primary, name_clauses)
+    from .goal_reader import read_joints, simple_description
+
+    simple = not description.strip() or simple_description(desc_text, tree.category)
+    conflict = _direction_conflict(primary, name_clauses) if simple else None
     if conflict:
         ctx.ambiguities.append(conflict)
-    targets = _joint_targets(ctx, primary)
-    if ctx.round_trips:
-        ctx.ambiguities.append(
-            f"the task moves {', '.join(ctx.round_trips)} and then back, so its end state is "
-            "its start state and the joint alone cannot tell whether the task was done; say "
-            "what must hold at the end (e.g. 'put the cube in the drawer')")
-    if not targets and not ctx.ambiguities:
-        ctx.ambiguities.append(f"no action or part found in '{text.strip()}'")
-    if ctx.ambiguities:
+
+    urdf = str(entry.urdf_path) if entry is not None else None
+    reading = read_joints(ctx, desc_text if description.strip() else name_text, tree.category,
+                          urdf)
+    if reading is None or ctx.ambiguities:
         return GoalDerivation(None, reasons, ctx.ambiguities)
-    goal = TaskGoal(task=name, targets=tuple(targets), source="parser",
-                    explanation="; ".join(reasons))
+    goal = TaskGoal(task=name, targets=tuple(reading.targets), source="parser",
+                    explanation="; ".join(reasons), unchanged=tuple(reading.unchanged),
+                    starts=tuple(reading.starts))
     return GoalDerivation(goal, reasons, [])
 
 

@@ -50,6 +50,10 @@ ACTION_VERBS: dict[str, tuple[str, str | None]] = {
     "spin": ("turn", "open"), "tilt": ("turn", "open"), "tilting": ("turn", "open"),
     "adjust": ("turn", "open"), "swivel": ("turn", "open"), "crank": ("turn", "open"),
     "switch": ("press", "open"),
+    "flushing": ("press", "open"), "pumping": ("press", "open"), "clicking": ("press", "open"),
+    "depressing": ("press", "open"),
+    "pop": ("open", None), "flip": ("open", None), "put": ("open", None),
+    "draw": ("open", "open"), "reopen": ("open", "open"), "retract": ("close", "close"),
 }
 """Verb -> (action, direction). ``push`` presses a button or pump and closes anything
 else; ``pull``/``lift`` open, ``lower``/``fold`` close; ``turn``/``rotate`` turn up from

@@ -24,10 +24,22 @@ from simjudge.tasks.spec.goal_words import find_amount, words
 NEW_TASKS = yaml.safe_load((Path(__file__).parent / "data" / "new_task_goals.yaml").read_text())
 
 
+BARE_ORDINALS = {"PressButton-v0": "first", "TurnOvenKnob-v0": "first"}
+"""Built-in descriptions that count from no side ('the first button'): the reader refuses
+them (the reference goal, which the task has, is what it is judged by)."""
+
+
 @pytest.mark.parametrize("env_id", library_ids())
-def test_the_parser_reproduces_every_reference_goal(env_id):
+def test_the_parser_reads_every_reference_goal_at_least_as_strictly(env_id):
+    # The plain verbs' thresholds are calibrated on RoboGen's stated thresholds (door 0.65,
+    # drawer 0.775, others 0.9, close 0.1), stricter than most built-in references (a lid
+    # at 0.35 of its range is not open): the parser's reading must name the same part and
+    # direction and be at least as strict.
     spec = load_task(env_id)
     derived = goal_for_spec(spec)
+    if env_id in BARE_ORDINALS:
+        assert derived.goal is None and "counts from no side" in derived.ambiguities[0]
+        return
     assert derived.goal is not None, derived.ambiguities
     assert derived.goal.source == "parser" and not derived.ambiguities
     (target,) = derived.goal.targets
@@ -40,7 +52,13 @@ def test_the_parser_reproduces_every_reference_goal(env_id):
     assert isinstance(target, JointTarget)
     assert (target.object, target.joint, target.link, target.direction) == (
         ref.object, ref.joint, ref.link, ref.direction)
-    assert target.low <= ref.threshold <= target.high
+    if target.amount in ("open", "close", "press", "turn", "fully"):  # a plain verb
+        if ref.direction == "open":
+            assert target.low >= ref.threshold - 1e-9 and target.high == 1.0
+        else:
+            assert target.high <= ref.threshold + 1e-9 and target.low == 0.0
+    else:  # an amount the words state ("a quarter turn"): the reference is inside it
+        assert target.low <= ref.threshold <= target.high
     assert target.requires_grasp == ref.requires_grasp
 
 
@@ -61,6 +79,7 @@ def test_new_descriptions_give_the_hand_written_goals(case):
         assert target.link == want["link"]
         assert target.direction == want["direction"]
         assert (target.low, target.high) == pytest.approx((want["low"], want["high"]), abs=1e-3)
+        assert target.relative == want.get("relative", False)
         assert target.requires_grasp == want.get("requires_grasp", True)
         if "start" in want:
             assert target.implied_start() == pytest.approx(want["start"])
@@ -78,7 +97,7 @@ def test_a_safe_dial_is_its_knob_and_opening_the_safe_is_its_door():
 def test_two_drawers_without_an_ordinal_are_reported_not_guessed():
     derived = derive_goal("Nudge Drawer Halfway Shut", "", "StorageFurniture-0")
     assert derived.goal is None and not derived.ok
-    assert "matches 2 parts" in derived.ambiguities[0]
+    assert "fits 2 parts" in derived.ambiguities[0]
     assert "top/bottom" in derived.ambiguities[0]
     top = derive_goal("Nudge Drawer Halfway Shut", "Nudge the top drawer halfway shut.",
                       "StorageFurniture-0").goal.targets[0]
@@ -93,8 +112,8 @@ def test_two_drawers_without_an_ordinal_are_reported_not_guessed():
         ("Close Fridge", "Close the refrigerator.", "Refrigerator-2", "fits 2 parts"),
         ("Open Drawer", "Push the door closed.", "Door-0", "make them agree"),
         ("Open Drawer", "Open the drawer.", "Door-0", "names no part"),
-        ("Turn Knob", "Turn the knob.", "Oven-0", "matches 2 parts"),
-        ("Wiggle", "Wiggle it about.", "Door-0", "no action or part"),
+        ("Turn Knob", "Turn the knob.", "Oven-0", "fits 2 parts"),
+        ("Wiggle", "Wiggle it about.", "Door-0", "could not read 'wiggle'"),
         ("Put Cube In Box", "Put the cube into the box.", None, "not a placement"),
     ],
 )
