@@ -348,11 +348,12 @@ def _read_action(clause: _Clause, tokens: list[str]) -> None:
         clause.cue = f"{clause.cue} ... {word}" if clause.cue else word
         return
     particles = [i for i, t in enumerate(tokens) if t in _PARTICLES
-                 and (i == len(tokens) - 1 or (at >= 0 and i == at + 1))]
+                 and (i == len(tokens) - 1 or (at >= 0 and i == at + 1)
+                      or (i and W.part_semantics(tokens[i - 1]) and t in ("up", "down", "out")))]
     if not particles:
         return
     word = tokens[particles[-1]]
-    turning = clause.action == "turn" and word in ("on", "off")
+    turning = clause.action == "turn" and word in ("on", "off", "up", "down")
     if clause.direction is None or turning:
         clause.direction = W.FINAL_STATES[word]
         clause.action = clause.action or ("open" if clause.direction == "open" else "close")

@@ -327,6 +327,17 @@ def _add_target(st: _State, part: Part, clause: _Clause, amount: Amount, directi
                 text: str) -> None:
     previous = next((t for t in st.reading.targets if t.joint == part.joint), None)
     press = clause.action == "press" or part.semantic in W.PRESSABLE_PARTS
+    if part.spring and direction == "close":
+        if not re.search(r"\b(?:push|pushes|pushing|depress\w*)\b|\bdown\b", text):
+            st.refuse(f"'{text}': {part.joint} springs back when released, so its off / "
+                      "closed state is where it always rests: joint state cannot show it")
+            return
+        direction, press = "open", True  # "push the pump down": a press
+    if part.joint_type == "continuous" and amount.kind in ("angle", "fraction", "fully") and (
+            float(amount.value or 0.0) / (part.span if amount.kind == "angle" else 1.0) >= 0.98):
+        st.refuse(f"'{text}': a full turn brings {part.joint} back to where it started; give "
+                  "less than a full turn")
+        return
     low, high, relative, refusal = amount_target(
         amount, direction, part.semantic, part.span, part.joint_type == "prismatic",
         _nominal_end(previous) if previous is not None else None)
@@ -384,10 +395,12 @@ def read_joints(ctx: _Context, text: str, category: str, urdf: str | None) -> Re
     where = world_centres(urdf) if urdf else {p.link: p.position or (0.0, 0.0, 0.0)
                                               for p in ctx.parts}
     st = _State(ctx, category, where)
+    own = frozenset(w.lower() for w in re.findall(r"[A-Z]?[a-z]+", ctx.object_name)) | {
+        ctx.object_name.lower()}  # the scene's own name for it ("DishWasher")
     for kind, seg in _segments(text):
         amount = read_amount(seg)
         unknown = unknown_words(seg, category, amount.text,
-                                _OTHER if kind == "constraint" else frozenset())
+                                (_OTHER if kind == "constraint" else frozenset()) | own)
         if unknown:
             ctx.ambiguities.append(f"could not read {', '.join(repr(w) for w in unknown)} in "
                                    f"'{seg}'; say it with open/close/press/turn, a part and an "
