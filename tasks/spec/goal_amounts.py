@@ -72,6 +72,7 @@ _REFUSE = re.compile(
     r"a few degrees|several|nearly|almost)\b")
 _SMALL = re.compile(
     r"\b(?:a little further|a bit further|a bit wider|a little wider|just a little|just a bit|"
+    r"a tiny bit|a little bit|just slightly|very slightly|ever so slightly|"
     r"by a small amount|a small amount|a few centimetres|a few centimeters|a few cm|"
     r"slightly|a crack|a bit|a little|a tad|a touch|barely|ajar)\b")
 _FULLY = re.compile(r"\b(?:fully|completely|all the way|wide|entirely|full turn|"
@@ -181,7 +182,11 @@ def amount_target(amount: Amount, direction: str, semantic: str, span: float,
     if kind == "fully":
         return (0.9, 1.0, False, None) if direction == "open" else (0.0, CLOSED, False, None)
     if kind == "small":
-        return SMALL_CHANGE[0], SMALL_CHANGE[1], True, None
+        if previous_end is None:
+            return SMALL_CHANGE[0], SMALL_CHANGE[1], True, None
+        sign = 1.0 if direction == "open" else -1.0  # a small move from where a step left it
+        ends = sorted(previous_end + sign * c for c in SMALL_CHANGE)
+        return round(max(0.0, ends[0]), 4), round(min(1.0, ends[1]), 4), False, None
     if kind == "partway":
         return 0.1, 0.9, False, None
     if kind == "about":

@@ -52,7 +52,8 @@ class Reading:
     starts: list[StartCondition] = field(default_factory=list)
 
 
-_CONSTRAINT = re.compile(r"^(?:leave|keep|dont|never|not|without|no other|and no other)\b|"
+_CONSTRAINT = re.compile(r"^(?:leave|leaving|keep|keeping|dont|never|not|without|no other|"
+                         r"and no other)\b|"
                          r"\b(?:alone|untouched|where it is|where they are|as it is|no other)\b")
 _STATE_VERB = re.compile(r"\b(?:starts?|started|begins?|is|are|was|were|has been|have been|"
                          r"remains?|stays?)\b")
@@ -83,7 +84,7 @@ def _rewrite(text: str, category: str) -> str:
 def _segments(text: str) -> list[tuple[str, str]]:
     """``(kind, text)`` of each segment: ``start``, ``constraint`` or ``action``."""
     out = []
-    for sentence in re.split(r"[.;!?](?:\s|$)|\.$", text):
+    for sentence in _in_order(re.split(r"[.;!?](?:\s|$)|\.$", text)):
         pieces = re.split(r",|\bbut\b|\band then\b|\bthen\b|(?=\bwithout\b)|"
                           r"(?=\band no other\b)|\band\b(?! no other)", sentence)
         for piece in (p.strip() for p in pieces):
@@ -98,8 +99,26 @@ def _segments(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def _in_order(sentences: list[str]) -> list[str]:
+    """Sentences with ``X after Y`` / ``after Y, X`` turned into ``Y, then X``."""
+    out = []
+    for sentence in sentences:
+        lead = re.match(r"\s*after\s+(.+?),\s*(.+)$", sentence)
+        if lead:
+            sentence = f"{lead.group(1)} then {lead.group(2)}"
+        elif m := re.match(r"(.+?)\s+after\s+(.+)$", sentence):
+            sentence = f"{m.group(2)} then {m.group(1)}"
+        out.append(sentence)
+    return out
+
+
 def _is_start(piece: str) -> bool:
-    """A state verb ("is", "starts", "has been") before any action verb: a stated start."""
+    """A state verb ("is", "starts", "has been") before any action verb: a stated start.
+
+    Also ``with the door open`` and ``starting from a closed door``.
+    """
+    if re.match(r"\s*(?:with|starting (?:from|with)|from)\b", piece):
+        return True
     state = _STATE_VERB.search(piece) or re.search(r"\bto begin with\b", piece)
     if state is None:
         return False
@@ -258,11 +277,12 @@ def _do_start(st: _State, text: str, clause: _Clause, amount: Amount, tokens: li
 
 
 def _do_constraint(st: _State, text: str, clause: _Clause, tokens: list[str]) -> None:
-    if "other" in tokens and not clause.targets:
+    if _OTHER & set(tokens):
         if not st.last_parts:
             st.refuse(f"'{text}': no part to compare 'other' with")
             return
-        kinds = {p.semantic for p in st.last_parts}
+        kinds = ({p.semantic for p in _candidates(st.ctx, clause.targets[0])} if clause.targets
+                 else {p.semantic for p in st.last_parts})
         parts = [p for p in st.ctx.parts if p.semantic in kinds and p not in st.last_parts]
     else:
         parts = _resolve(st, clause, tokens, "constraint")
@@ -301,10 +321,14 @@ def _do_action(st: _State, text: str, clause: _Clause, amount: Amount, tokens: l
             and amount.kind == "plain"):
         ctx.reasons.append(f"'{text}': no part and no action, nothing to check")
         return  # "looks inside": a step that moves nothing
+    inherited = False
     if clause.action is None and st.last_action is not None and not (
             W.FINAL_STATES.keys() & set(tokens) and clause.direction):
         clause.action, clause.cue = st.last_action.action, st.last_action.cue
         clause.direction = clause.direction or st.last_action.direction
+        inherited = True
+    if inherited and not clause.targets and st.last_parts:
+        tokens = [*tokens, "it"]  # "open the bottom door halfway, then fully": the same door
     if clause.action is None:
         st.refuse(f"no action in '{text}'")
         return

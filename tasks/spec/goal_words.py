@@ -54,6 +54,7 @@ ACTION_VERBS: dict[str, tuple[str, str | None]] = {
     "depressing": ("press", "open"),
     "pop": ("open", None), "flip": ("open", None), "put": ("open", None),
     "draw": ("open", "open"), "reopen": ("open", "open"), "retract": ("close", "close"),
+    "yank": ("open", "open"), "tug": ("open", "open"), "shove": ("close", "close"),
 }
 """Verb -> (action, direction). ``push`` presses a button or pump and closes anything
 else; ``pull``/``lift`` open, ``lower``/``fold`` close; ``turn``/``rotate`` turn up from
