@@ -38,6 +38,12 @@ def _acquire(config: AcquireConfig) -> int:
     if config.task is None:
         return _acquire_stream(config)
     request = TaskRequest.resolve(config.task, config.description or "", config.object)
+    from simjudge.pipelines.goal_card import card_text, goal_card, load_written_goal
+
+    written = load_written_goal(config.goal, request.name) if config.goal else None
+    card = goal_card(request.goal_derivation, written, config.proposer)
+    print(card_text(card))
+    goal = written if written is not None else request.goal
     proposer = make_proposer(config.proposer, out, config.model, config.llm_cache,
                              config.temperature, config.max_tokens)
     judge_client = None
@@ -53,11 +59,11 @@ def _acquire(config: AcquireConfig) -> int:
         result = acquire(
             request, proposer,
             make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                            goals={request.name: request.goal}),
+                            goals={request.name: goal}),
             out, candidates=config.candidates, score=score, verifier_name=config.verifier,
             execute_all=config.execute == "all", pool=pool, top_k=config.top_k,
             seed=config.seed, resume=config.resume, config=record("acquire", config),
-            repair_rounds=config.repair_rounds, executor=executor,
+            repair_rounds=config.repair_rounds, executor=executor, goal_card=card,
         )
     print((out / "summary.md").read_text())
     verdict = ("VERIFIED: the task goal holds on the final state" if result.task_success else

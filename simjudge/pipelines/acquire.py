@@ -151,6 +151,7 @@ def acquire(
     progress: bool = True,
     repair_rounds: int = 0,
     executor: Executor | None = None,
+    goal_card: dict[str, Any] | None = None,
 ) -> AcquireResult:
     """Propose, verify, execute, record, pool; see the module docstring for the files.
 
@@ -163,6 +164,8 @@ def acquire(
     The chosen candidates of a round run as jobs of ``executor`` (default: serial, in this
     process; see :mod:`simjudge.executors`); outcomes and the pool are the same
     whichever executor ran them, and a crashed execution is recorded as a failed outcome.
+    ``summary.json`` records ``goal_card`` under ``goal`` (default: the card of the
+    request's derived goal, :mod:`simjudge.pipelines.goal_card`).
     """
     out = Path(out)
     started = time.time()
@@ -196,8 +199,12 @@ def acquire(
             break
         feedback = repair_feedback(executed, details)
     result.task_success = any(o.task_success for o in result.executed.values())
+    if goal_card is None:
+        from .goal_card import goal_card as card_of
+
+        goal_card = card_of(request.goal_derivation, proposer=getattr(proposer, "name", None))
     _write_summary(out, result, all_details, exemplars, requested=candidates,
-                   wall_time_s=time.time() - started)
+                   wall_time_s=time.time() - started, goal_card=goal_card)
     return result
 
 
@@ -288,7 +295,7 @@ def _candidate_row(cid: str, rank: int, score: Any, outcome: Outcome | None) -> 
 
 
 def _write_summary(out: Path, result: AcquireResult, details, exemplars, requested: int,
-                   wall_time_s: float) -> None:
+                   wall_time_s: float, goal_card: dict[str, Any] | None = None) -> None:
     executed = result.executed
     rows = [_candidate_row(cid, i + 1, details.get(cid, {}).get("score"), executed.get(cid))
             for i, cid in enumerate(result.ranking)]
@@ -309,6 +316,7 @@ def _write_summary(out: Path, result: AcquireResult, details, exemplars, request
         "candidates": rows,
         "rounds": result.rounds,
         "wall_time_s": round(wall_time_s, 2),
+        "goal": goal_card,
     }
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     atomic_write(out / "summary.md", _summary_markdown(result, summary, requested))

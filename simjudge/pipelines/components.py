@@ -152,7 +152,8 @@ def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
     task starts open, an opening one closed) when the proposed scene leaves it unset (and
     the default, closed, would already satisfy the goal), sets it to ``random``, or sets it
     inside the goal's target interval. A goal with a placement is left alone (the
-    placement does not hold at the start, so the goal does not either). Each repair is recorded in
+    placement does not hold at the start, so the goal does not either). A start the task's
+    words state (:attr:`TaskGoal.starts`) is where the joint starts. Each repair is recorded in
     ``solution.provenance["scene_repairs"]``; anything the repair cannot fix is caught by
     the executor's start check (verdict ``trivial_start``).
     """
@@ -161,16 +162,22 @@ def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
     data = solution.model_dump(mode="json", by_alias=True)
     targets = {(t.object, t.joint): t for t in goal.joint_targets}
     starts = goal.implied_initial_joints()
+    stated = {(c.object, c.joint): c for c in goal.starts}
     notes = []
     for obj in data["scene"]["objects"]:
         for (name, joint), start in starts.items():
             if obj["name"] != name:
                 continue
             current = (obj.get("joint_init") or {}).get(joint)
-            unset_but_done = current is None and targets[(name, joint)].contains(0.0)
-            bad = current == "random" or (isinstance(current, int | float)
-                                         and targets[(name, joint)].contains(float(current)))
-            if unset_but_done or bad:
+            target = targets.get((name, joint))
+            number = isinstance(current, int | float)
+            unset_but_done = current is None and target is not None and target.contains(0.0)
+            bad = current == "random" or (number and target is not None
+                                         and target.contains(float(current)))
+            cond = stated.get((name, joint))  # a start the words state: the scene obeys it
+            against_words = cond is not None and not cond.holds(
+                float(current) if number else 0.0)
+            if unset_but_done or bad or against_words:
                 obj["joint_init"] = {**(obj.get("joint_init") or {}), joint: start}
                 notes.append(f"{name}/{joint} starts at {start:.2f} of its range (proposed: "
                              f"{current if current is not None else 'unset'}, where the goal "

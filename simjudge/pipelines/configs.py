@@ -88,6 +88,8 @@ class AcquireConfig(ExecutorOptions):
             proposer is told the verdicts and proposes again, up to this many times.
         propose_tasks: Propose this many tasks for ``object`` (template over its
             articulation tree, or the LLM proposer) and run the loop on each.
+        goal: The goal to verify against, written as a file or inline JSON (the TaskGoal
+            schema, docs/goals.md); it wins over the goal derived from the task's words.
     """
 
     task: str | None = None
@@ -115,6 +117,7 @@ class AcquireConfig(ExecutorOptions):
     resume: bool = False
     repair_rounds: int = 0
     propose_tasks: int = 0
+    goal: str | None = None
 
     def __post_init__(self) -> None:
         check_values(self)  # counts, text sizes: a clear error before any work
@@ -169,6 +172,8 @@ class ExecuteConfig:
             starts over.
         video: Render ``solution.mp4``.
         skills: Add successful subtasks to the skill library in this folder.
+        goal: The goal to verify against, written as a file or inline JSON (the TaskGoal
+            schema, docs/goals.md); it wins over the task's own or derived goal.
     """
 
     solution: str = option(positional=True)
@@ -181,6 +186,7 @@ class ExecuteConfig:
     resume: bool = True
     video: bool = True
     skills: str | None = None
+    goal: str | None = None
 
     def __post_init__(self) -> None:
         check_values(self)  # counts, text sizes: a clear error before any work

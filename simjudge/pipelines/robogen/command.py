@@ -66,13 +66,11 @@ def run_import(config: ImportRobogenConfig, stream: TextIO | None = None) -> int
     out.write_text(solution_yaml(solution, report), encoding="utf-8")
     for line in report.lines():
         print(line, file=stream)
-    if derivation is not None and derivation.goal is not None:
-        print(f"  task goal (from RoboGen's name and description): "
-              f"{derivation.goal.describe()}", file=stream)  # fmt: skip
-    elif derivation is not None:
-        why = "; ".join(derivation.ambiguities) or "no goal"
-        print(f"  task goal: none derived ({why}); execution will be unverifiable",
-              file=stream)  # fmt: skip
+    if derivation is not None:
+        from simjudge.pipelines.goal_card import card_text, goal_card
+
+        print("  task " + card_text(goal_card(derivation)).replace("\n", "\n  "),
+              file=stream)  # the goal card: from RoboGen's name and description
     print(f"wrote {out} ({len(solution.subtasks)} subtasks); run it with `simjudge execute "
           f"{out} --reward-solver mpc --out RUN`", file=stream)  # fmt: skip
     return 0
