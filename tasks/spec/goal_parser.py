@@ -373,6 +373,8 @@ class _Context:
     ambiguities: list[str]
     round_trips: list[str] = field(default_factory=list)
     """Joints a task moves one way and then back (``open ..., then close ...``)."""
+    resolved: dict[str, list[str]] = field(default_factory=dict)
+    """Semantic -> joints another reading resolved the task to (RoboGen's converter)."""
 
 
 def _candidates(ctx: _Context, mention: _Mention) -> list[Part]:
@@ -674,6 +676,7 @@ def derive_goal(
     asset_or_tree: AssetEntry | ArticulationTree | str | None = None,
     object_name: str | None = None,
     scene: SceneConfig | None = None,
+    resolved: dict[str, list[str]] | None = None,
 ) -> GoalDerivation:
     """Derive a task's goal from its name and description against the object's tree.
 
@@ -687,6 +690,8 @@ def derive_goal(
         object_name: The main object's scene name (default: the asset's category).
         scene: The task's own scene (never a proposal's): its other objects for placement
             tasks and its ``joint_init`` for ``the open drawer``.
+        resolved: Semantic -> joints another reading already resolved the task to (a
+            RoboGen task's converter mapping); where the words fit several parts, those win.
 
     Returns:
         The goal (``source="parser"``) with reasons, or None with the ambiguities.
@@ -714,7 +719,7 @@ def derive_goal(
     primary = desc_clauses if any(c.mentions or c.action for c in desc_clauses) else name_clauses
     _inherit(primary, name_clauses if primary is desc_clauses else [])
     ctx = _Context(object_name, tree, object_parts(asset_or_tree), _scene_init(scene, object_name),
-                   reasons, [])
+                   reasons, [], resolved=resolved or {})
     from .goal_reader import read_joints, simple_description
 
     simple = not description.strip() or simple_description(desc_text, tree.category)

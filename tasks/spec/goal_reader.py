@@ -217,6 +217,19 @@ def _resolve(st: _State, clause: _Clause, tokens: list[str], kind: str) -> list[
             ctx.reasons.append(f"'{mention.word}' (all of them): "
                                f"{', '.join(p.label() for p in parts)}")
             return parts
+    return _narrow(st, clause, parts, requests)
+
+
+def _narrow(st: _State, clause: _Clause, parts: list[Part], requests: list[Spatial]
+            ) -> list[Part]:
+    """The one part of ``parts`` the spatial words (or the converter's mapping) pick."""
+    ctx = st.ctx
+    mentions = clause.targets
+    mapped = [p for p in parts if p.joint in ctx.resolved.get(p.semantic, [])]
+    if len(mapped) == 1 and (len(parts) > 1 or requests):  # the converter read the code
+        ctx.reasons.append(f"'{clause.text}': the converter mapped the task's "
+                           f"{mapped[0].semantic} to {mapped[0].joint}")
+        return mapped
     if requests:
         kept, notes = pick(parts, {p: st.where[p.link] for p in parts}, requests)
         if not kept:
@@ -368,10 +381,10 @@ def _add_target(st: _State, part: Part, clause: _Clause, amount: Amount, directi
     if refusal:
         st.refuse(refusal)
         return
-    if (amount.kind == "plain" and clause.action == "turn" and part.joint_type == "continuous"
-            and not clause.cue.endswith((" on", " off"))):
-        st.refuse(f"'{text}': a plain turn of a dial that turns all the way round names no "
-                  "amount; say how far (a quarter turn, 90 degrees)")
+    if (amount.kind == "plain" and clause.action == "turn"
+            and not re.search(r"\b(?:on|off|up|down|open|opened|closed|shut)\b", text)):
+        st.refuse(f"'{text}': a plain '{clause.cue or 'turn'}' names no amount and no end "
+                  "state; say how far (a quarter turn, 90 degrees, halfway) or 'on'/'off'")
         return
     reached = None
     if previous is not None and previous.direction == "open" and not previous.relative:
@@ -401,8 +414,11 @@ def _clause_text(text: str, amount: Amount, tokens: list[str]) -> str:
     """
     verb = next((t for t in tokens if t in W.ACTION_VERBS), None)
     if amount.text and verb is not None and W.ACTION_VERBS[verb][1] is not None:
-        text = re.sub(rf"{re.escape(amount.text)}\s+(?:open|opened|closed|shut)\b",
-                      amount.text, text)
+        after = re.search(rf"\b{re.escape(verb)}\b", text)
+        at = text.find(amount.text)
+        if after is not None and at > after.start():  # "close it to 20% open", not "partly open it"
+            text = re.sub(rf"{re.escape(amount.text)}\s+(?:open|opened|closed|shut)\b",
+                          amount.text, text)
     return text
 
 

@@ -60,6 +60,8 @@ def test_a_round_trip_is_a_sequence_goal_with_a_defined_end():
 
 
 def test_a_switch_is_a_handle_on_an_object_without_buttons():
-    (target,) = derive_goal("Hot Water", "The arm turns the switch to start the water",
+    # a plain "turns the switch" names no end state (issue 37: no default for it), so the
+    # words say "on"; the switch is still the faucet's handle
+    (target,) = derive_goal("Hot Water", "The arm turns the switch on to start the water",
                             "Faucet-0").goal.targets
     assert isinstance(target, JointTarget) and target.joint == "joint_0"

@@ -613,7 +613,51 @@ def robogen_goal(solution: Solution) -> Any:
         return None
     name = info.get("main_object") or solution.scene.objects[0].name
     asset = solution.scene.object(name).asset
-    return derive_goal(solution.task, solution.description, asset, name, solution.scene)
+    resolved = _resolved_joints(info, name)
+    return derive_goal(solution.task, robogen_words(solution.description), asset, name,
+                       solution.scene, resolved=resolved)
+
+
+_FRAMING = (
+    (r"^\s*the (?:robot(?:ic)? arm|robot|arm)(?: will| needs to| is tasked with| is to)?\s+",
+     ""),
+    (r"\b(?:in order to|so as to|so that|causing|to (?:begin|start|set|adjust|change|enlarge|"
+     r"preserve|display|unlock|lock|allow|let|make|get|dispense|access|pull|push|reveal|use|"
+     r"see|check|show|heat|cook|wash|brew|fill|empty|enjoy|prepare|keep|stop|turn on|turn off)"
+     r")\b[^,.;]*", ""),
+)
+
+
+def robogen_words(description: str) -> str:
+    """RoboGen's description without its framing and purposes, for the goal reader.
+
+    RoboGen writes "The robotic arm will close the window to preserve indoor temperature":
+    the subject ("the robotic arm will") and the purpose ("to preserve ...", "in order to
+    ...") say who and why, not which joint ends where, so they are dropped; everything else
+    is read as written (an unknown word still refuses).
+    """
+    text = description
+    for pattern, repl in _FRAMING:
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _resolved_joints(info: dict, name: str) -> dict[str, list[str]]:
+    """Semantic -> the main object's joints the converter mapped RoboGen's parts onto.
+
+    The converter already read which part the task is about (substep names, code, comments);
+    where the task's words fit several parts, the reader takes the one it mapped.
+    """
+    out: dict[str, list[str]] = {}
+    for obj in info.get("objects", []):
+        if obj.get("name") != name:
+            continue
+        for part in obj.get("parts", []):
+            meaning = str(part.get("meaning", "")).split(" (")[0].split()
+            target = str(part.get("catalogue", "")).split(" ")[0]
+            if "/" in target and len(meaning) >= 2:
+                out.setdefault(meaning[-1], []).append(target.split("/")[1])
+    return out
 
 
 class _BlockDumper(yaml.SafeDumper):
