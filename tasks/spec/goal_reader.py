@@ -38,7 +38,7 @@ from .goal_parser import (
 )
 from .goal_parts import StartCondition, UnchangedPart
 from .goal_space import AXIS_WORDS, ORDINAL_NUMBERS, Spatial, pick, world_centres
-from .goal_vocab import NO_VERBS, unknown_words
+from .goal_vocab import CATEGORY_WORDS, NO_VERBS, unknown_words
 
 __all__ = ["Reading", "read_joints", "simple_description"]
 
@@ -59,6 +59,8 @@ _STATE_VERB = re.compile(r"\b(?:starts?|started|begins?|is|are|was|were|has been
                          r"remains?|stays?)\b")
 _PRONOUNS = {"it", "them", "one", "ones"}
 _OTHER = frozenset({"other", "others"})
+_CARRY = frozenset({"lift", "lifts", "lifting", "carry", "carries", "raise", "raises", "pick",
+                    "picks", "move", "moves", "hold", "holds"})
 
 
 def _rewrite(text: str, category: str) -> str:
@@ -72,9 +74,9 @@ def _rewrite(text: str, category: str) -> str:
     t = re.sub(r"\b(left|right)[\s-]hand\b", r"\1", t)
     t = re.sub(r"\b(front|back)[\s-](left|right)\b", r"\1 \2", t)
     if category == "FoldingChair":
-        t = re.sub(r"\bunfold(?:s|ed|ing)?\b", "lower", t)
+        t = re.sub(r"\bunfold(?:s|ed|ing)?\b", "close", t)
         t = re.sub(r"\bfolded\b", "open", t)
-        t = re.sub(r"\bfold(?:s|ing)?\b", "raise", t)
+        t = re.sub(r"\bfold(?:s|ing)?\b", "open", t)
     if category == "Oven":
         t = re.sub(r"\blower(s|ed|ing)?\b(?=[^.;,]*\bdoor)", "open", t)
         t = re.sub(r"\braise(s|d)?\b(?=[^.;,]*\bdoor)", "close", t)
@@ -173,6 +175,7 @@ class _State:
     last_word: str = ""
     last_action: _Clause | None = None
     only: list[Part] = field(default_factory=list)
+    category_words: frozenset[str] = frozenset()
 
     def refuse(self, why: str) -> list[Part]:
         self.ctx.ambiguities.append(why)
@@ -328,7 +331,8 @@ def _direction(st: _State, clause: _Clause, amount: Amount, cue: str) -> str | N
     return None
 
 
-def _do_action(st: _State, text: str, clause: _Clause, amount: Amount, tokens: list[str]) -> None:
+def _do_action(st: _State, text: str, clause: _Clause, amount: Amount, tokens: list[str],
+               own: frozenset[str]) -> None:
     ctx = st.ctx
     if (clause.action is None and not clause.targets and not _PRONOUNS & set(tokens)
             and amount.kind == "plain"):
@@ -347,6 +351,11 @@ def _do_action(st: _State, text: str, clause: _Clause, amount: Amount, tokens: l
         return
     if set(tokens) & NO_VERBS and amount.kind not in ("fraction", "angle", "length"):
         st.refuse(f"'{text}' names no direction and no end state; say where it must end")
+        return
+    if (not clause.targets and not _PRONOUNS & set(tokens) and _CARRY & set(tokens)
+            and own & set(tokens)):
+        st.refuse(f"'{text}' moves the object itself (a placement), not one of its parts; "
+                  "name the part, or say where the object must end up")
         return
     parts = _resolve(st, clause, tokens, "action")
     direction = _direction(st, clause, amount, clause.cue or clause.action) if parts else None
@@ -434,7 +443,9 @@ def read_joints(ctx: _Context, text: str, category: str, urdf: str | None) -> Re
     text = _rewrite(text, category)
     where = world_centres(urdf) if urdf else {p.link: p.position or (0.0, 0.0, 0.0)
                                               for p in ctx.parts}
-    st = _State(ctx, category, where)
+    st = _State(ctx, category, where, category_words=frozenset(
+        {w.lower() for w in re.findall(r"[A-Z][a-z]*", category)}
+        | set(CATEGORY_WORDS.get(category, ()))))
     own = frozenset(w.lower() for w in re.findall(r"[A-Z]?[a-z]+", ctx.object_name)) | {
         ctx.object_name.lower()}  # the scene's own name for it ("DishWasher")
     for kind, seg in _segments(text):
@@ -457,7 +468,7 @@ def read_joints(ctx: _Context, text: str, category: str, urdf: str | None) -> Re
         elif kind == "constraint":
             _do_constraint(st, seg, clause, tokens)
         else:
-            _do_action(st, seg, clause, amount, tokens)
+            _do_action(st, seg, clause, amount, tokens, own | st.category_words)
     return _finish(st)
 
 

@@ -31,6 +31,10 @@ def test_lifting_or_carrying_the_object_is_not_one_of_its_parts():
     derived = derive_goal("Carry Bucket", "lift and carry the bucket from one location to "
                           "another", "Kettle-0", "Bucket")
     assert derived.goal is None  # not "open the kettle lid"
+    lift = derive_goal("Lift Bucket", "lift the bucket", "Kettle-0", "Bucket")
+    assert lift.goal is None and "moves the object itself" in lift.ambiguities[0]
+    assert derive_goal("Lift", "lift the kettle", "Kettle-0").goal is None
+    assert derive_goal("Lift", "lift the kettle lid", "Kettle-0").goal is not None
 
 
 def test_an_imported_robogen_task_reads_its_own_words():
