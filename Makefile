@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install llm demo test test-slow test-hostile test-llm lint typecheck layers bench clean
+.PHONY: install llm demo test test-slow test-hostile test-llm lint typecheck layers bench docs clean
 
 # Debian packages: offscreen OpenGL for the MuJoCo backend's rendering (MUJOCO_GL=egl, or
 # osmesa), Chromium for the HTML report tests (a real browser; no browser downloads) and a C
@@ -81,8 +81,14 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layering.py
 
+# The docs site (MkDocs + Material + mkdocstrings), built strictly: a warning is an error.
+# The reference pages read the docstrings through the symlink tree of the installed shape.
+docs: $(STAMP)
+	$(BIN)/python .ci/typecheck.py --tree-only
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python bench/env_step.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache build/typecheck
+	rm -rf $(VENV) runs site .pytest_cache .ruff_cache .mypy_cache build/typecheck

@@ -1,6 +1,6 @@
 """The state API that generated code calls, over a read-only view of the env.
 
-Names and semantics follow RoboGen/VERGSA (see ``shared/methods/robogen.md``);
+Names and semantics follow RoboGen/VERGSA (see ``docs/methods.md`` (robogen));
 each function takes the view first, so ``get_position(self, "Box")`` in
 generated code becomes ``get_position(view, "Box")``. Differences from RoboGen,
 on purpose:

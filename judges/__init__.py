@@ -12,7 +12,7 @@ Gymnasium wrappers put any judge into a rollout:
 verdicts, ``info["judge"]``, ``info["is_success"]``) and :class:`JudgeRecord` (signals,
 streaming OPD metrics, JSON episode records).
 
-Example:
+Examples:
     >>> from simjudge.judges import JudgeReward, JudgeVerify, make_judge
     >>> from simjudge.tasks.spec import make_task_env
     >>> judge = make_judge("privileged")

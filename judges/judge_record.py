@@ -39,7 +39,7 @@ class JudgeRecord(BaseJudgeWrapper):
     ``reset()`` or ``close()`` is written too, with ``outcome.finished = false``. Put it
     outside :class:`JudgeVerify` so that it sees the episodes that verdicts end.
 
-    Example:
+    Examples:
         >>> from simjudge.judges import JudgeRecord, make_judge
         >>> from simjudge.tasks.spec import make_task_env
         >>> env = JudgeRecord(make_task_env("OpenDrawer-v0", horizon=3), make_judge("privileged"))

@@ -38,7 +38,7 @@ class JudgeVerify(BaseJudgeWrapper):
     At the end of an episode (terminated or truncated) ``info["is_success"]`` holds whether
     the last verdict is ``success``, which is what SB3 reads for ``rollout/success_rate``.
 
-    Example:
+    Examples:
         >>> from simjudge.judges import JudgeVerify, make_judge
         >>> from simjudge.tasks.spec import make_task_env
         >>> env = JudgeVerify(make_task_env("OpenDrawer-v0"), make_judge("privileged"))

@@ -3,7 +3,7 @@
 For a task specification and a solution prefix (scene, subtasks 1..k) the PRM
 estimates p_k, the probability that the solution succeeds. Training data are
 prefixes labelled by execution (``y = success(subtask k) AND success(task)``,
-MCTS-style completions, see ``shared/methods/vergsa.md``); the loss is binary
+MCTS-style completions, see ``docs/methods.md`` (vergsa)); the loss is binary
 cross-entropy with focal weighting for class imbalance. Prefix scores are
 aggregated into a solution score by ``mean``, ``geometric`` mean, ``min``,
 ``max`` or ``last`` (= p_n); best-of-N picks the highest.

@@ -85,7 +85,7 @@ class RuleJudge(Judge):
     str), ``issues`` (list of dicts: code, message, severity, line), ``names_checked`` (bool:
     whether the context knew the scene's names). It does not judge live transitions.
 
-    Example:
+    Examples:
         >>> ctx = JudgeContext(object_names=("Cabinet",), links={"Cabinet": ("base", "link_0")},
         ...                    joints={"Cabinet": ("joint_0",)})
         >>> code = 'rgbs, final_state = grasp_object_link(self, "Cabinet", "link_9")\n' \

@@ -153,8 +153,9 @@ def test_help_defaults_are_the_config_defaults(leaves):
 
 
 def _readme_invocations() -> list[list[str]]:
-    """Command lines in the README's shell blocks (```bash or indented)."""
-    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    """Command lines in the shell blocks (```bash or indented) of the README and the docs."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    text = "\n".join(p.read_text() for p in pages).replace("\\\n", " ")
     found = []
     fenced = False
     for raw in text.splitlines():
@@ -165,9 +166,11 @@ def _readme_invocations() -> list[list[str]]:
         if not line.startswith("simjudge ") or not (fenced or raw.startswith("    ")):
             continue
         for command in line.split(" ; "):
-            if "..." in command:
+            if "..." in command or "--help" in command.split():
                 continue
-            found.append(shlex.split(command)[1:])
+            words = shlex.split(command)[1:]
+            ops = [i for i, w in enumerate(words) if w in ("&&", "||", "|", ";", "&", ">")]
+            found.append(words[: ops[0]] if ops else words)  # the simjudge command alone
     return found
 
 

@@ -10,6 +10,7 @@ three to it. Backends are created through
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from simjudge.envs.registry import Registry
 
@@ -91,7 +92,7 @@ def default_backend() -> str:
     return os.environ.get("SIMJUDGE_BACKEND", "").strip() or "pybullet"
 
 
-def make_backend(name: str = "pybullet", **kwargs) -> Backend:
+def make_backend(name: str = "pybullet", **kwargs: Any) -> Backend:
     """Create a physics backend by name.
 
     Args:

@@ -1,6 +1,6 @@
 """RoboPulse-style pulse pairs: (before, after) states labelled by the privileged Φ.
 
-Construction (``shared/methods/opd.md``), on every episode's privileged Φ_0..Φ_T:
+Construction (``docs/methods.md`` (opd)), on every episode's privileged Φ_0..Φ_T:
 
 * **Monotone phases**: maximal runs where Φ never falls (rises) by more than ``tol`` per
   step. Pairs p < q are taken inside one phase, so nothing in between contradicts the

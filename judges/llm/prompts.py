@@ -5,11 +5,11 @@ must be usable on any client without importing the task layer, and a prompt is p
 what a judge *is* — changing it changes every score, so it is versioned with the judge
 (:data:`PROMPT_VERSION`, recorded in every signal's details).
 
-Plan prompt (``shared/methods/vergsa.md``): the task, the scene's objects, each object's
+Plan prompt (``docs/methods.md`` (vergsa)): the task, the scene's objects, each object's
 articulation tree, the allowed APIs, the subtask's kind, name and code, the list of error
 kinds to check, and "answer with a single number: 1 / 0 / 0.5".
 
-Episode prompt (``shared/methods/eqarm.md``): the task, its target part (when the context
+Episode prompt (``docs/methods.md`` (eqarm)): the task, its target part (when the context
 names one in ``extra["target"]``), joint ranges, the claimed outcome, the ordered steps
 (gripper events: suction on/off, grasps, releases) and N keyframes, each a text summary of
 the privileged state the episode recorded (gripper position, suction, held part, joint

@@ -1,7 +1,7 @@
 """OPD metrics of a dense progress potential: MC, MP, PPL, CRA, STR, and their reports.
 
 Formulas from "PRM-as-a-Judge: A Dense Evaluation Paradigm for Fine-Grained Robotic
-Auditing" (``methods/opd.md``). An episode is scored from its potentials Φ_0..Φ_T ∈ [0, 1]
+Auditing" (``docs/methods.md`` (opd)). An episode is scored from its potentials Φ_0..Φ_T ∈ [0, 1]
 with d_t = Φ_t − Φ_{t−1}, TV = Σ|d_t| and M_t = max_{k≤t} Φ_k:
 
 * MC  = max{q ∈ {0, 1/K, ..., 1} : ∃t Φ_t ≥ q}   (Milestone Coverage, higher is better)

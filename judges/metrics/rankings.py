@@ -1,6 +1,6 @@
 """Rankings from pairwise A/B comparisons: Bradley–Terry, BT-Davidson, Elo, PROG, bootstrap.
 
-The models of RoboArena (``methods/arena.md``). A comparison of policies A and B has an
+The models of RoboArena (``docs/methods.md`` (arena)). A comparison of policies A and B has an
 outcome y ∈ {0 = B wins, 1 = tie, 2 = A wins} and, optionally, a progress score 0–100 for
 each side. Every model returns a :class:`Ranking` (scores, standard errors, confidence
 intervals, ranks); logit-scale scores θ are displayed as 200·θ + 1500, as RoboArena does.

@@ -15,7 +15,7 @@ EM: the E-step gives responsibilities γ_{n,t} ∝ ν_t P(y_n | t); the M-step s
 ν_t = mean_n γ_{n,t} and takes one clipped Newton step on each of θ, ψ, τ (in that order)
 on Q = Σ_{n,t} γ_{n,t} log P(y_n | t) − (λ/2)(‖θ‖² + ‖ψ‖² + ‖τ‖²).
 
-**Erratum applied** (``methods/arena.md``): the paper's ∂Q/∂θ_p has the wrong sign on the
+**Erratum applied** (``docs/methods.md`` (arena)): the paper's ∂Q/∂θ_p has the wrong sign on the
 term where p is the second player. The per-outcome derivatives of log P(y | t) with respect
 to (z_i, z_j) are win (1 − q_i, −q_j), loss (−q_i, 1 − q_j), tie (½ − q_i, ½ − q_j), and
 ∂z/∂τ = −1; the diagonal Hessian term is −q(1 − q) for every outcome.

@@ -1,6 +1,6 @@
 """Validating a ranking against an oracle: agreement, sample efficiency, robustness.
 
-From ``methods/arena.md``. The oracle is a score V per policy (in simulation: every policy on
+From ``docs/methods.md`` (arena). The oracle is a score V per policy (in simulation: every policy on
 every task with many seeds, e.g. its success rate or mean progress); a ranking model gives
 estimates V̂. Agreement:
 

@@ -43,7 +43,7 @@ class LLMLog:
         path: The ``.jsonl`` file; parent folders are created.
         include_content: Also store messages and reply text (set False for private data).
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from simjudge.llm.base import LLMRequest, LLMResponse, image_data_url
         >>> part = {"type": "image_url", "image_url": {"url": image_data_url(b"a frame")}}

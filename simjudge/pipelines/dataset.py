@@ -1,6 +1,6 @@
 """Verifier datasets: base solutions, completions from every substep, executed labels.
 
-Following VERGSA (``shared/methods/vergsa.md``, "Automated labels via MCTS-style
+Following VERGSA (``docs/methods.md`` (vergsa), "Automated labels via MCTS-style
 completion"): for each task, ``base`` solutions are proposed; from every substep
 ``j`` of each base solution a completer regenerates the rest ``completions``
 times; every solution is executed, so every subtask of every solution gets an

@@ -1,7 +1,7 @@
 """The proposer protocol and the task request every proposer starts from.
 
 A proposer turns a task into candidate :class:`~simjudge.tasks.spec.Solution`
-objects: ``propose(task, exemplars, n) -> list[Solution]`` (DESIGN.md). Backends:
+objects: ``propose(task, exemplars, n) -> list[Solution]`` (docs/design.md). Backends:
 an LLM (:mod:`simjudge.pipelines.llm_proposer`) and the deterministic
 :class:`~simjudge.pipelines.template_proposer.TemplateProposer` baseline.
 """

@@ -16,7 +16,7 @@ Spec forms (the same on ``--policy NAME=SPEC`` of ``simjudge audit`` and ``arena
 * ``module:function``: any importable callable ``f(obs) -> action``; a class or a
   ready-made object with ``act`` is used as a :class:`Policy` itself.
 
-Example:
+Examples:
     >>> policy = make_policy("oracle-noisy:noise=0.2")
     >>> policy.info.name, policy.info.spec, policy.info.observation_needs
     ('oracle-noisy', 'oracle-noisy:noise=0.2', ('privileged',))

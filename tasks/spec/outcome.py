@@ -7,7 +7,7 @@ subtask) apart from **verified** success (the independent task goal, checked
 over the reset state and every subtask's end state in order);
 ``task_success`` is what counts for ATSR, the pool and the labels.
 
-Metrics of the VERGSA paper (``methods/vergsa.md``, "Metrics") are defined here once: over a
+Metrics of the VERGSA paper (``docs/methods.md`` (vergsa), "Metrics") are defined here once: over a
 set of executed solutions, ATSR = successful solutions / evaluated solutions, ASSR =
 successful subtasks / evaluated subtasks (pooled over all solutions), and the average number
 of subtasks per solution. A solution counts as successful when its whole task succeeded,
@@ -315,7 +315,7 @@ class SuccessRates:
 def success_rates(outcomes: Sequence[Outcome], confidence: float = 0.95) -> SuccessRates:
     """Compute ATSR (with a Wilson interval), ASSR and the average number of subtasks.
 
-    Metrics from the VERGSA paper (``methods/vergsa.md``). Unlike :func:`assr`, a set of
+    Metrics from the VERGSA paper (``docs/methods.md`` (vergsa)). Unlike :func:`assr`, a set of
     solutions without any subtask gives ``assr = nan`` instead of raising.
 
     Args:

@@ -1,4 +1,4 @@
-"""Properties of the OPD metrics listed in methods/opd.md, as tests."""
+"""Properties of the OPD metrics listed in docs/methods.md (opd), as tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ATSR, ASSR, subtasks per solution and Wilson intervals (methods/vergsa.md, Metrics)."""
+"""ATSR, ASSR, subtasks per solution and Wilson intervals (docs/methods.md (vergsa), Metrics)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Pair sampling for the arena: under-evaluated policies first, random sides, blind handles.
 
-RoboArena's rule (``methods/arena.md``): policy A is drawn with weight
+RoboArena's rule (``docs/methods.md`` (arena)): policy A is drawn with weight
 (500 / (n_evals + 1))^0.8 while n_evals < 500 (weight 1 after that, where the formula
 reaches 1), B uniformly among the others, and the A/B order is then randomised. Each side
 gets a fresh opaque handle, so an evaluator cannot follow a policy across matches.
