@@ -34,8 +34,8 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["CLOSED", "PLAIN_DEFAULT", "PLAIN_OPEN", "SMALL_CHANGE", "TOLERANCE", "Amount", "amount_target",
-           "read_amount"]
+__all__ = ["CLOSED", "PLAIN_DEFAULT", "PLAIN_OPEN", "SMALL_CHANGE", "TOLERANCE", "Amount",
+           "amount_target", "read_amount", "spelled_numbers"]
 
 TOLERANCE = 0.1
 """Half-width of an explicit amount's interval (range fraction)."""
@@ -93,7 +93,8 @@ class Amount:
             (value in m), ``about``, ``partway``, ``small``, ``upright`` or ``refuse``.
         value: The number (fraction, rad or m), when there is one.
         text: The words it was read from.
-        by: The words say "by" (a change) rather than "to" (an end position).
+        by: The words say "by" (a change), or neither "to" nor "until" (an end position):
+            only a closing reads it, as a move down from where the joint is.
     """
 
     kind: str
@@ -115,8 +116,35 @@ def _unit(word: str) -> float:
 _OF_THE_WAY = re.compile(r"\s+of\s+(?:the|its)\s+(?:way|range|travel|swing|opening|turn)\b")
 
 
+_UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_TENS_WORDS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SPELLED = re.compile(
+    rf"\b(?:(a|one) hundred(?: and)?\s*)?(?:({'|'.join(_TENS_WORDS)})(?:[\s-]({'|'.join(_UNITS_WORDS[1:10])}))?"
+    rf"|({'|'.join(_UNITS_WORDS)}))?(?<=\w)(?=\s+(?:percent|per cent|degrees?|radians?|cm|mm|"
+    r"centimet|millimet|inch|inches|met(?:re|er)s?)\b)")
+
+
+def _spelled(match: re.Match[str]) -> str:
+    if not match.group(0).strip():
+        return match.group(0)
+    value = 100 if match.group(1) else 0
+    if match.group(2):
+        value += 10 * (_TENS_WORDS.index(match.group(2)) + 2)
+        value += _UNITS_WORDS.index(match.group(3)) if match.group(3) else 0
+    elif match.group(4):
+        value += _UNITS_WORDS.index(match.group(4))
+    return str(value)
+
+
+def spelled_numbers(text: str) -> str:
+    """Number words before a unit as digits: "ninety degrees" -> "90 degrees"."""
+    return _SPELLED.sub(_spelled, text)
+
+
 def read_amount(text: str) -> Amount:
     """The amount a clause states (``plain`` when it states none)."""
+    text = spelled_numbers(text.lower())
     text = re.sub(r"\b(the|a|an|its|this|that)\s+half[\s-](?:open|opened|closed|shut)\b", r"\1",
                   text.lower())  # "the half-open door": how it starts, not how far
     amount = _read_amount(text)
@@ -133,7 +161,7 @@ def _read_amount(text: str) -> Amount:
     if m := _REFUSE.search(low):
         if not _SMALL.search(low):  # "a little further": small, "further": no band
             return Amount("refuse", text=m.group(0))
-    by = bool(re.search(r"\bby\b", low))
+    by = bool(re.search(r"\bby\b", low)) or not re.search(r"\b(?:to|until|till|at)\b", low)
     if m := re.search(rf"{_NUM}\s*(?:%|percent\b|per cent\b)", low):
         return Amount("fraction", float(m.group(1)) / 100, m.group(0), by)
     if m := re.search(rf"{_NUM}\s*(?:°|degrees?\b|deg\b)", low):

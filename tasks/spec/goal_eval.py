@@ -97,10 +97,13 @@ def evaluate_fractions(goal: TaskGoal, initial: Mapping[str, float], final: Mapp
 def _wrong_side(target: JointTarget, initial: float) -> bool:
     """Whether moving in the target's direction cannot reach its end interval from ``initial``.
 
-    Closing to 0.25 from 0.1, opening to 0.5 from 0.8; not for a change from the start, a
-    spring press, or a two-step target (its first step moves the other way).
+    Closing to 0.25 from 0.1, opening to 0.5 from 0.8, opening a little from fully open; not
+    for a spring press or a two-step target (its first step moves the other way).
     """
-    if target.relative or target.spring or target.reached is not None:
+    if target.relative:  # no room for the change: opening a little from fully open
+        room = 1.0 - initial if target.direction == "open" else initial
+        return room < target.low - 1e-9
+    if target.spring or target.reached is not None:
         return False
     if target.direction == "close":
         return target.low > 0.0 and initial < target.low - 1e-9

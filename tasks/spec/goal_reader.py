@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import goal_words as W
 from .goal import JointTarget
-from .goal_amounts import Amount, amount_target, read_amount
+from .goal_amounts import Amount, amount_target, read_amount, spelled_numbers
 from .goal_parser import (
     Part,
     _by_locators,
@@ -69,7 +69,7 @@ def _rewrite(text: str, category: str) -> str:
     A folding chair folds up by opening its joint (its lower limit is the seat down); an
     oven door folds down when it opens.
     """
-    t = text.lower().replace("’", "'")
+    t = spelled_numbers(text.lower().replace("’", "'"))
     t = re.sub(r"\b(?:don't|do not|dont|doesn't|does not)\b", "dont", t)
     t = re.sub(r"\b(left|right)[\s-]hand\b", r"\1", t)
     t = re.sub(r"\b(front|back)[\s-](left|right)\b", r"\1 \2", t)
