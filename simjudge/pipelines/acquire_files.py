@@ -60,7 +60,9 @@ def _read_candidate(run: RunDir, cid: str, digest: str | None) -> Solution:
         raise RunDirCorruptError(path, "is truncated or changed (its SHA-256 differs from the "
                                  "one the proposal index recorded)")
     try:
-        return Solution.parse(yaml.safe_load(text))
+        from simjudge.tasks.spec.bounded import load_yaml
+
+        return Solution.parse(load_yaml(text, str(path)))
     except (yaml.YAMLError, ValueError, TypeError) as exc:
         raise RunDirCorruptError(path, f"is not a valid solution ({exc})") from None
 

@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -205,8 +204,11 @@ def load_task_proposals(path: str | Path) -> list[dict[str, str]]:
         ValueError: The file is not a list of tasks with ``name`` and ``object``; the message
             names the bad entry.
     """
-    text = Path(path).read_text()
-    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    from simjudge.tasks.spec.bounded import load_json_text, load_yaml, read_text_bounded
+
+    text = read_text_bounded(path)
+    data = (load_json_text(text, str(path)) if str(path).endswith(".json")
+            else load_yaml(text, str(path)))
     entries = data.get("tasks") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise ValueError(f"{path}: expected a list of tasks (or {{tasks: [...]}}), got "

@@ -364,7 +364,9 @@ def read_config_file(path: str | Path, cls: type, *, source: str | None = None) 
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        from .bounded import read_yaml
+
+        data = read_yaml(path) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(data, Mapping):

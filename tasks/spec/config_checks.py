@@ -183,6 +183,10 @@ def check_input_file(value: str, flag: str) -> None:
         raise PathError(value, f"{flag} {value} does not exist; check the path")
     if not path.is_file():
         raise PathError(value, f"{flag} {value} is not a file")
+    limit = _INPUT_CAPS.get(path.suffix.lower())
+    if limit is not None and path.stat().st_size > limit[0]:
+        raise PathError(value, f"{flag} {value} is {path.stat().st_size} bytes, over the cap "
+                        f"{limit[1]} ({limit[0] // 2**20} MiB); check that this is the right file")
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as exc:
@@ -192,8 +196,12 @@ def check_input_file(value: str, flag: str) -> None:
         raise PathError(value, f"{flag} {value} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
                           "save it as UTF-8") from None
     if path.suffix.lower() in {".yaml", ".yml", ".json"}:
+        from .bounded import InputLimitError, load_yaml
+
         try:
-            yaml.safe_load(text)
+            load_yaml(text, f"{flag} {value}")
+        except InputLimitError as exc:
+            raise PathError(value, str(exc)) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -202,6 +210,16 @@ def check_input_file(value: str, flag: str) -> None:
                               "syntax (indentation, a missing ':', an unclosed bracket or "
                               "quote)") from None
 
+
+
+def _input_caps() -> dict[str, tuple[int, str]]:
+    from .bounded import MAX_JSON_BYTES, MAX_YAML_BYTES
+
+    yaml_cap = (MAX_YAML_BYTES, "MAX_YAML_BYTES")
+    return {".yaml": yaml_cap, ".yml": yaml_cap, ".json": (MAX_JSON_BYTES, "MAX_JSON_BYTES")}
+
+
+_INPUT_CAPS = _input_caps()
 
 def check_paths(config: Any, config_file: str | None = None) -> None:
     """Check a config's paths before a command runs (see the module docstring).

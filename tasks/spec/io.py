@@ -26,8 +26,14 @@ import numpy as np
 
 from simjudge.envs.errors import SimjudgeError
 
-__all__ = ["CorruptFileError", "atomic_open", "atomic_write", "json_default", "read_json",
+__all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "CorruptFileError", "InputLimitError", "atomic_open",
+           "atomic_write", "json_default", "json_depth", "load_json_text", "read_json",
            "write_json"]
+
+MAX_JSON_BYTES = 256 * 2**20
+"""Largest JSON input (run files simjudge writes: records, summaries, indexes)."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists in JSON and YAML input."""
 
 
 class CorruptFileError(SimjudgeError, ValueError):
@@ -45,6 +51,57 @@ class CorruptFileError(SimjudgeError, ValueError):
         self.fix = fix or (f"delete {self.path} to have the step that wrote it redone (rerun "
                            "with --resume), or start over in a new output folder")
         super().__init__(f"{self.path} {problem}; {self.fix}")
+
+
+class InputLimitError(SimjudgeError, ValueError):
+    """A YAML or JSON input is over a cap (size, nesting, YAML aliases).
+
+    Attributes:
+        source: The file (or a description of the text).
+        cap: The name of the cap (e.g. ``MAX_YAML_NODES``).
+    """
+
+    def __init__(self, source: str, problem: str, cap: str, fix: str) -> None:
+        self.source = source
+        self.cap = cap
+        super().__init__(f"{source}: {problem} (cap {cap}); {fix}")
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of decoded JSON (lists and dicts count; iterative)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def load_json_text(text: str, source: str = "<json>", max_depth: int = MAX_DEPTH) -> Any:
+    """Decode JSON within :data:`MAX_JSON_BYTES` and ``max_depth`` levels of nesting.
+
+    Raises:
+        InputLimitError: Over a cap; the message names it.
+        json.JSONDecodeError: Not valid JSON.
+    """
+    if len(text) > MAX_JSON_BYTES:
+        raise InputLimitError(source, f"is {len(text)} characters long, over "
+                              f"{MAX_JSON_BYTES // 2**20} MiB", "MAX_JSON_BYTES",
+                              "check that this is the right file")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise InputLimitError(source, "nests too deeply to parse", "MAX_DEPTH",
+                              "flatten the structure") from None
+    if json_depth(data) > max_depth:
+        raise InputLimitError(source, f"nests more than {max_depth} levels deep", "MAX_DEPTH",
+                              "flatten the structure")
+    return data
 
 
 @contextlib.contextmanager
@@ -110,15 +167,21 @@ def write_json(path: str | Path, data: Any, *, indent: int | None = 2) -> None:
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file.
+    """Parse a JSON file within the caps (:data:`MAX_JSON_BYTES`, :data:`MAX_DEPTH`).
 
     Raises:
         CorruptFileError: The file is not UTF-8 or not valid JSON (e.g. truncated); the
             message names the file and the fix.
+        InputLimitError: The file is larger or nests deeper than the caps (its size is
+            checked before it is read).
     """
     path = Path(path)
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise InputLimitError(str(path), f"is {size} bytes, over {MAX_JSON_BYTES // 2**20} MiB",
+                              "MAX_JSON_BYTES", "check that this is the right file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json_text(path.read_text(encoding="utf-8"), str(path))
     except UnicodeDecodeError as exc:
         raise CorruptFileError(path, f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
                                ) from None

@@ -122,10 +122,12 @@ class Solution(BaseModel):
     @classmethod
     def from_yaml(cls, source: str | Path) -> Solution:
         """Load from a YAML file or YAML text."""
-        text = Path(source).read_text() if isinstance(source, Path) or (
-            "\n" not in str(source) and Path(str(source)).exists()
-        ) else str(source)
-        data = yaml.safe_load(text)
+        from .bounded import load_yaml, read_text_bounded
+
+        is_file = isinstance(source, Path) or (
+            "\n" not in str(source) and Path(str(source)).exists())
+        text = read_text_bounded(source) if is_file else str(source)
+        data = load_yaml(text, str(source) if is_file else "solution YAML text")
         if not isinstance(data, dict):
             raise SolutionError("a solution YAML must be a mapping with scene and subtasks")
         return cls.parse(data)

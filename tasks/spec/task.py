@@ -100,8 +100,10 @@ class TaskSpec(BaseModel):
     @classmethod
     def from_yaml(cls, path: str | Path) -> TaskSpec:
         """Load a task YAML file."""
+        from .bounded import read_yaml
+
         path = Path(path)
-        return cls.parse(yaml.safe_load(path.read_text()), source=path.name)
+        return cls.parse(read_yaml(path), source=path.name)
 
     def to_yaml(self) -> str:
         """YAML text that :meth:`from_yaml` reads back."""

@@ -212,18 +212,26 @@ def _config_path(root: Path, solution_dir: Path, given: Path | None) -> Path:
 
 
 def _is_task_yaml(path: Path) -> bool:
+    from simjudge.tasks.spec.bounded import read_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return False
+        data = read_yaml(path)
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return False  # an over-cap file is reported when it is loaded (_load_entries)
+    except ValueError:
+        return True
     return isinstance(data, list) and any(
         isinstance(e, dict) and ("task_name" in e or "solution_path" in e) for e in data
     )
 
 
 def _load_entries(path: Path) -> tuple[dict[str, Any], ...]:
+    from simjudge.tasks.spec.bounded import InputLimitError, read_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
+    except InputLimitError as exc:
+        raise RobogenImportError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise RobogenImportError(f"{path} is not valid YAML: {exc}") from None
     if data is None:
