@@ -52,11 +52,13 @@ class Reading:
     starts: list[StartCondition] = field(default_factory=list)
 
 
-_CONSTRAINT = re.compile(r"^(?:leave|leaving|keep|keeping|dont|never|not|without|no other|"
-                         r"and no other)\b|"
+_CONSTRAINT = re.compile(r"^(?:(?:while|whilst)\s+)?(?:leave|leaving|keep|keeping|dont|never|not|"
+                         r"without|no other|and no other)\b|"
                          r"\b(?:alone|untouched|where it is|where they are|as it is|no other)\b")
 _STATE_VERB = re.compile(r"\b(?:starts?|started|begins?|is|are|was|were|has been|have been|"
-                         r"remains?|stays?)\b")
+                         r"remains?|stays?|sticks?|sits?|stands?|rests?|hangs?|lies|"
+                         r"(?<!the )(?<!a )left(?= (?:it|them|the|open|closed|shut|ajar|up|down|out|"
+                         r"halfway|partly|slightly)\b))\b")
 _PRONOUNS = {"it", "them", "one", "ones"}
 _OTHER = frozenset({"other", "others"})
 _CARRY = frozenset({"lift", "lifts", "lifting", "carry", "carries", "raise", "raises", "pick",
@@ -88,7 +90,7 @@ def _segments(text: str) -> list[tuple[str, str]]:
     out = []
     for sentence in _in_order(re.split(r"[.;!?](?:\s|$)|\.$", text)):
         pieces = re.split(r",|\bbut\b|\band then\b|\bthen\b|(?=\bwithout\b)|"
-                          r"(?=\band no other\b)|\band\b(?! no other)", sentence)
+                          r"(?=\band no other\b)|(?=\bwhile\b|\bwhilst\b)|\band\b(?! no other)", sentence)
         for piece in (p.strip() for p in pieces):
             if not piece or not W.words(piece):
                 continue
@@ -155,6 +157,8 @@ def _spatial(tokens: list[str]) -> tuple[list[Spatial], str | None]:
             continue
         before = tokens[i - 1] if i else ""
         after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if tok in ("far", "very") and after in ("left", "right", "top", "bottom", "back", "front"):
+            continue  # "the far left": the leftmost
         if tok in ("middle", "centre", "center"):
             requests.append(Spatial("middle"))
         elif tok in AXIS_WORDS and i > 0 and before not in ("been", "was", "is", "were", "be"):

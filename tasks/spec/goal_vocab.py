@@ -28,7 +28,8 @@ leave keep dont not no never without touch touching untouched alone only than ab
 around roughly approximately
 water soap frame hinge hinged control panel storage look looks inside sure then and but or
 its it's let's lets let it's whole itself themselves then first finally afterwards later
-currently already still state place starting keeping leaving wide open opened closed shut ajar pulled pushed set
+currently already still state place starting keeping leaving while whilst
+someone somebody sits sit stands stand rests rest hangs hang lies wide open opened closed shut ajar pulled pushed set
 """.split())
 """Words that change nothing about which joint moves where (function words, politeness,
 the robot, "leave"/"keep"/"without" whose meaning the constraint reading takes)."""
