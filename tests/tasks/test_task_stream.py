@@ -24,7 +24,13 @@ def test_template_tasks_cover_every_category_and_report_what_they_cannot_derive(
     proposals = [p for c in categories for p in propose_tasks(c)]
     assert {p.asset.split("-")[0] for p in proposals} == set(categories)
     derived = [p for p in proposals if p.goal is not None]
-    assert len(derived) >= 0.9 * len(proposals)
+    assert len(derived) >= 0.85 * len(proposals)
+    # issue 37: a plain "turn the knob" names no amount and no end state, so the reader
+    # refuses it (it used to read a lax default); besides the panel's identical buttons,
+    # those are the only proposals without a goal
+    for p in proposals:
+        if p.goal is None and not p.asset.startswith("ButtonPanel"):
+            assert "names no amount and no end state" in p.ambiguities[0], p.ambiguities
     for p in proposals:
         assert (p.goal is None) == bool(p.ambiguities)  # no goal ⇔ the reason is given
     panel = [p for p in proposals if p.asset.startswith("ButtonPanel")]
