@@ -46,10 +46,11 @@ llm: $(LLM_STAMP)
 # The main job on the embedded defaults: the acquisition loop with the embedded local LLM
 # (installed by the llm target) proposing solutions for a built-in task, exemplars from the
 # shipped verified pool, the rule verifier ranking them, the best executed (OMPL primitives,
-# MPC on the generated rewards). Re-running resumes the same run. The LLM gets both cores
-# (nothing else runs during the demo; by default it takes half of them).
+# MPC on the generated rewards). Re-running resumes the same run. The LLM takes the cores
+# that are free when it loads (the CPUs less the load average; SIMJUDGE_LLM_THREADS=N
+# overrides) and prints what it is generating, tokens so far and tokens/s as it goes.
 demo: $(LLM_STAMP)
-	SIMJUDGE_LLM_THREADS=2 $(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 --max-tokens 512 \
+	$(BIN)/simjudge acquire --task "Open Drawer" --proposer local --candidates 3 --max-tokens 512 \
 		--verifier rule --reward-solver mpc --repair-rounds 1 --pool runs/demo/pool.sqlite \
 		--out runs/demo/acquire --resume
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .base import LLMClient, LLMDependencyError, LLMError, LLMRequest, RawCompletion
+from .heartbeat import Heartbeat, free_cores
 from .log import LLMLog
 from .models import LLM_INSTALL_HINT, MODELS, ensure_model
 
@@ -58,17 +59,18 @@ def _grammar(schema: Any) -> tuple[Any, bool]:
 
 
 def default_threads() -> int:
-    """``$SIMJUDGE_LLM_THREADS``, else half the usable CPUs (at least 1).
+    """``$SIMJUDGE_LLM_THREADS``, else the cores that are free now (at least 1).
 
     llama.cpp's threads busy-wait at every layer; when they outnumber the free cores
     (simulation workers, other jobs) throughput collapses. Measured on 2 shared vCPUs with
-    Qwen2.5-Coder-1.5B: 1 thread 5.5-6 tokens/s, 2 threads 0.5-1 tokens/s.
+    Qwen2.5-Coder-1.5B: 1 thread 5.5-6 tokens/s, 2 threads 0.5-1 tokens/s when the other core
+    was busy. So the count is the usable CPUs less the 1-minute load average
+    (:func:`~simjudge.llm.heartbeat.free_cores`), read when the model loads.
     """
     env = os.environ.get("SIMJUDGE_LLM_THREADS")
     if env:
         return max(1, int(env))
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cpus or 1) // 2)
+    return free_cores()
 
 
 class LlamaCppClient(LLMClient):
@@ -85,7 +87,8 @@ class LlamaCppClient(LLMClient):
         chat_format: Force a llama-cpp-python chat format; None = the template stored
             in the GGUF.
         log: Optional exchange log.
-        progress: Show a live progress bar (tokens, tokens/s) on a terminal while generating.
+        progress: Print status lines while generating (prompt size, tokens so far, tokens/s;
+            :class:`~simjudge.llm.heartbeat.Heartbeat`), on a terminal or not.
     """
 
     backend: ClassVar[str] = "llamacpp"
@@ -106,6 +109,8 @@ class LlamaCppClient(LLMClient):
     ) -> None:
         super().__init__(log=log)
         self.progress = progress
+        self.progress_label = ""
+        """What the next generation is for, shown in its status lines (set by callers)."""
         model = model or os.environ.get("SIMJUDGE_LLM_LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
         self._source = model
         self._model = model if isinstance(model, str) and model in MODELS else Path(model).name
@@ -189,25 +194,35 @@ class LlamaCppClient(LLMClient):
         )
 
     def _stream(self, llama: Any, kwargs: dict[str, Any], max_tokens: int) -> tuple[str, int, str]:
-        """Generate token by token, showing a live progress bar with tokens/s on a terminal."""
-        from tqdm import tqdm
+        """Generate token by token, with status lines (:class:`Heartbeat`) when ``progress``.
 
+        The lines go to standard error whether or not it is a terminal: what is generated
+        (:attr:`progress_label`, e.g. ``candidate 2/3``), the prompt's size and the threads,
+        then tokens so far and tokens/s every 15 s, and the total at the end.
+        """
         parts: list[str] = []
-        finish, count = "", 0
-        bar = tqdm(total=max_tokens, desc=f"LLM {self._model} (live)", unit="tok",
-                   disable=None if self.progress else True, leave=False)
+        finish = ""
+        beat = None
+        if self.progress:
+            prompt = "".join(str(m.get("content", "")) for m in kwargs["messages"])
+            beat = Heartbeat(self._model, self.progress_label,
+                             prompt_tokens=len(llama.tokenize(prompt.encode("utf-8"),
+                                                              add_bos=False)),
+                             threads=self.n_threads)
+            beat.start(background=True)
         try:
             for chunk in llama.create_chat_completion(**kwargs, stream=True):
                 choice = chunk["choices"][0]
                 piece = (choice.get("delta") or {}).get("content")
                 if piece:
                     parts.append(piece)
-                    count += 1
-                    bar.update(1)
+                    if beat is not None:
+                        beat.token()
                 finish = str(choice.get("finish_reason") or finish)
         finally:
-            bar.close()
-        return "".join(parts), count, finish
+            if beat is not None:
+                beat.finish()
+        return "".join(parts), len(parts), finish
 
     def close(self) -> None:
         """Free the model's memory."""

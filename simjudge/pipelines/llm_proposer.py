@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from simjudge.envs.codegen import extract_code
 from simjudge.llm import LLMClient, StructuredOutputError, complete_structured
+from simjudge.llm.heartbeat import set_progress_label
 from simjudge.tasks.spec import Solution, SolutionError
 
 from .proposer import Exemplar, TaskRequest
@@ -192,6 +193,7 @@ class LLMProposer:
         for index in tqdm(range(n), desc=f"{what} ({n} candidates)", unit="candidate",
                           leave=False, disable=None):
             sample_seed = seed * 1000 + index
+            set_progress_label(self.client, f"{what} candidate {index + 1}/{n}")
             try:
                 output, attempts = complete_structured(
                     self.client, messages, ProposalOutput, retries=self.retries,
