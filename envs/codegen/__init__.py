@@ -5,12 +5,26 @@ Generated code is never imported or exec'd raw. It is checked against a size bud
 (:func:`check_source` reports every violation with its line, and the static call fan-out
 is bounded), rewritten so that operators, indexing, stores and method calls go through
 size and work guards, compiled once, and run over an opaque ``self`` that only the state
-API functions can resolve to the caller's read-only view. Code with loops (or a large
-call fan-out) runs under a per-thread ``sys.settrace`` budget (wall time, opcode steps,
+API functions can resolve to the caller's read-only view.
+
+Prove it bounded or run it isolated. A cost proof (:mod:`~.prove`: an abstract
+interpreter over bounded types and a call table whose rules read every positional and
+keyword argument, see :mod:`~.costcalls`) gives every compiled reward and success a
+``cost_class``: ``"bounded"`` when every value it can hold has a bounded size and every
+operation a bounded work, else ``"unproven"`` with the first reason. In the default
+``"in-process"`` mode only bounded code runs in this process (guards and tracer stay as a
+second line); everything else runs, transparently, in an OS-bounded worker process
+(:mod:`~.sandbox`: ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE`` = 0, no descriptors but its
+pipe, no network where the kernel allows, seccomp where libseccomp loads, a per-call
+deadline enforced by the parent with a kill and a restart) whose state API calls this
+process answers, so any api mapping and any view work. ``runs_in`` and ``reason`` record
+the decision. The ``"subprocess"`` mode always uses the worker (api and views pickled to
+it). Primitive blocks call the executor's primitives and always run in this process,
+bounded by the guards and the tracer. In this process, code with loops (or a large call
+fan-out) runs under a per-thread ``sys.settrace`` budget (wall time, opcode steps,
 generated-function calls, call depth, memory growth); loop-free code is bounded by its
-length and checked against the deadline. The subprocess mode adds a fresh process with
-``RLIMIT_AS``/``RLIMIT_CPU``, no network, its own check and a hard kill, and accepts live
-views (state API values snapshotted per call). Every failure is a
+length and checked against the deadline. No state survives a call: a module that is not
+pure runs afresh in a namespace cleared when the call ends. Every failure is a
 :class:`GeneratedCodeError` subclass whose message says what to fix.
 
 Example:

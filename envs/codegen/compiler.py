@@ -2,6 +2,9 @@
 
 Pipeline: :func:`~simjudge.envs.codegen.checker.analyze` (size budget, static
 allowlist check, every issue reported, call fan-out bound) ->
+:func:`~simjudge.envs.codegen.prove.prove` (the cost proof: ``cost_class``, ``runs_in``,
+``reason``; reward and success code it does not bound go to a
+:class:`~.sandbox.SandboxWorker` and nothing of them runs here, not even the module) ->
 :func:`~simjudge.envs.codegen.transform.compile_guarded` (operators, indexing, stores and
 methods routed through size guards) -> a ``Compiled*`` object.
 

@@ -24,10 +24,12 @@ Memory: the guards report the size of every large allocation they let through
 (:meth:`RunState.note_alloc`); after every :data:`MEMORY_CHECK_ELEMENTS` elements the
 process's current resident memory is compared with the call's start, traced or not.
 
-Limits of the in-process mode: a single C-level operation cannot be interrupted, so the
-runtime guards (:mod:`~simjudge.envs.codegen.guards`) bound the size and work of every
-operation before it happens; code that must be fully contained runs in the subprocess
-mode (:mod:`~simjudge.envs.codegen.sandbox`), which adds OS limits and a hard kill.
+Limits of running in this process: a single C-level operation cannot be interrupted, so
+the runtime guards (:mod:`~simjudge.envs.codegen.guards`) bound the size and work of every
+operation before it happens. That is why only code the cost proof bounds
+(:mod:`~simjudge.envs.codegen.prove`) runs here in ``"in-process"`` mode; any other code runs
+in the worker process (:mod:`~simjudge.envs.codegen.sandbox`), which adds OS limits and a
+hard kill, and runs this same tracer inside it.
 """
 
 from __future__ import annotations
