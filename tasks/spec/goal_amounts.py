@@ -75,7 +75,7 @@ _SMALL = re.compile(
     r"a tiny bit|a little bit|just slightly|very slightly|ever so slightly|"
     r"by a small amount|a small amount|a few centimetres|a few centimeters|a few cm|"
     r"slightly|a crack|a bit|a little|a tad|a touch|barely|ajar)\b")
-_FULLY = re.compile(r"\b(?:fully|completely|all the way|wide|entirely|full turn|"
+_FULLY = re.compile(r"\b(?:fully|completely|all the way|the whole way|wide|entirely|full turn|"
                     r"as far as (?:it|they) (?:can|will) go|to the limit|full)\b")
 _PARTWAY = re.compile(r"\b(?:partly|partially|part[\s-]?way|part of the way)\b")
 _LENGTH = re.compile(rf"\b{_NUM}\s*(mm|millimet(?:re|er)s?|cm|centimet(?:re|er)s?|m|"

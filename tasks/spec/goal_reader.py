@@ -219,6 +219,10 @@ def _resolve(st: _State, clause: _Clause, tokens: list[str], kind: str) -> list[
         if len(parts) > 1 and mention.start and ctx.scene_init:
             parts = _by_start(ctx, parts, mention.start)
         st.last_word = mention.word
+        pick_one = re.search(r"\b(?:any|either|one|some|a few)\b(?: of)?", clause.text)
+        if pick_one and kind != "constraint" and (mention.plural or "of" in tokens
+                                                  or pick_one.group(0).startswith(("any", "either"))):
+            return st.refuse(f"'{clause.text}' names one of several parts without saying which")
         many = mention.plural or clause.all_of or "any" in tokens
         if len(parts) > 1 and many and not requests:
             ctx.reasons.append(f"'{mention.word}' (all of them): "
@@ -377,6 +381,16 @@ def _add_target(st: _State, part: Part, clause: _Clause, amount: Amount, directi
                 text: str) -> None:
     previous = next((t for t in st.reading.targets if t.joint == part.joint), None)
     press = clause.action == "press" or part.semantic in W.PRESSABLE_PARTS
+    if part.spring and re.search(r"\b(?:turn|turns|turning|switch|switches|switching)\b.*"
+                                 r"\b(?:on|off)\b|\b(?:on|off)\b", text) and not press_words(text):
+        st.refuse(f"'{text}': {part.joint} is a spring button, so on / off is a state it toggles "
+                  "and joint state cannot show; say 'press the switch' to check a press")
+        return
+    if part.joint_type == "continuous" and amount.kind == "plain" and re.search(
+            r"\b(?:on|off)\b", text):
+        st.refuse(f"'{text}': {part.joint} turns all the way round, so 'on' / 'off' is no "
+                  "position of it; say how far to turn it (a quarter turn, 90 degrees)")
+        return
     if part.spring and direction == "close":
         if not re.search(r"\b(?:push|pushes|pushing|depress\w*)\b|\bdown\b", text):
             st.refuse(f"'{text}': {part.joint} springs back when released, so its off / "
@@ -418,6 +432,12 @@ def _add_target(st: _State, part: Part, clause: _Clause, amount: Amount, directi
                           f"'{amount.text or amount.kind}' -> [{low:.2f}, {high:.2f}]"
                           f"{' change from the start' if relative else ''}"
                           f"{f', after reaching {reached:.2f}' if reached is not None else ''}")
+
+
+def press_words(text: str) -> bool:
+    """Whether the words press (press, push, depress, pump, flush, click), not switch."""
+    return bool(re.search(r"\b(?:press|presses|pressing|push|pushes|pushing|depress\w*|pump\w*|"
+                          r"flush\w*|click\w*|hit)\b", text))
 
 
 def _clause_text(text: str, amount: Amount, tokens: list[str]) -> str:

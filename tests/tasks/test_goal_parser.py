@@ -156,8 +156,12 @@ def test_words_amounts_and_parts():
         derive_goal("Open", "Open it.", "Microwav-0")
 
 
-def test_turning_a_lamp_on_presses_its_switch():
-    target = derive_goal("Turn Lamp On", "Turn on the lamp.", "Lamp-0").goal.targets[0]
+def test_turning_a_lamp_on_is_refused_and_pressing_its_switch_is_a_press():
+    # issue 37: the lamp's switch is a spring button, so "on" is a state it toggles that no
+    # joint state shows (it was read as a press); the press itself is verifiable
+    refused = derive_goal("Turn Lamp On", "Turn on the lamp.", "Lamp-0")
+    assert refused.goal is None and "spring button" in refused.ambiguities[0]
+    target = derive_goal("Press Switch", "Press the lamp's switch.", "Lamp-0").goal.targets[0]
     assert (target.joint, target.requires_grasp, target.amount) == ("joint_1", False, "press")
     tap = derive_goal("Turn On Tap", "Turn on the tap.", "Faucet-1").goal.targets[0]
     assert (tap.joint, tap.requires_grasp) == ("joint_0", True)
