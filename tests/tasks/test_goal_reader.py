@@ -86,7 +86,11 @@ def test_two_steps_keep_the_first_in_the_max_and_after_reorders():
     ("Dispense two pumps of soap.", "Dispenser-0", "'dispense', 'two'"),
     ("Adjust the door.", "Door-0", "'adjust'"),
     ("Open the box the other way.", "Box-4", "'other', 'way'"),
-    ("Turn the lamp off.", "Lamp-0", "springs back"),
+    ("Turn the lamp off.", "Lamp-0", "spring button"),
+    ("Close the pump.", "Dispenser-0", "springs back"),
+    ("Open any door.", "StorageFurniture-4", "without saying which"),
+    ("Open the drawer halfway or fully.", "StorageFurniture-4", "'or'"),
+    ("Turn on the microwave.", "Microwave-1", "turns all the way round"),
     ("Turn the dial.", "Safe-0", "say how far"),
     ("Slide the door.", "Door-0", "names no direction"),
 ])
