@@ -95,12 +95,14 @@ class Amount:
         text: The words it was read from.
         by: The words say "by" (a change), or neither "to" nor "until" (an end position):
             only a closing reads it, as a move down from where the joint is.
+        by_word: The words say "by" itself ("close it by 20%": a fraction as a change too).
     """
 
     kind: str
     value: float | None = None
     text: str = ""
     by: bool = False
+    by_word: bool = False
 
 
 def _unit(word: str) -> float:
@@ -152,7 +154,8 @@ def read_amount(text: str) -> Amount:
         at = text.lower().find(amount.text)
         tail = _OF_THE_WAY.match(text.lower(), at + len(amount.text)) if at >= 0 else None
         if tail is not None:
-            return Amount(amount.kind, amount.value, amount.text + tail.group(0), amount.by)
+            return Amount(amount.kind, amount.value, amount.text + tail.group(0), amount.by,
+                          amount.by_word)
     return amount
 
 
@@ -161,9 +164,10 @@ def _read_amount(text: str) -> Amount:
     if m := _REFUSE.search(low):
         if not _SMALL.search(low):  # "a little further": small, "further": no band
             return Amount("refuse", text=m.group(0))
-    by = bool(re.search(r"\bby\b", low)) or not re.search(r"\b(?:to|until|till|at)\b", low)
+    by_word = bool(re.search(r"\bby\b", low))
+    by = by_word or not re.search(r"\b(?:to|until|till|at)\b", low)
     if m := re.search(rf"{_NUM}\s*(?:%|percent\b|per cent\b)", low):
-        return Amount("fraction", float(m.group(1)) / 100, m.group(0), by)
+        return Amount("fraction", float(m.group(1)) / 100, m.group(0), by, by_word)
     if m := re.search(rf"{_NUM}\s*(?:°|degrees?\b|deg\b)", low):
         return Amount("angle", math.radians(float(m.group(1))), m.group(0), by)
     if m := re.search(rf"\b(?:{_NUM}|one|a)\s*(?:radians?|rad)\b", low):
@@ -174,7 +178,7 @@ def _read_amount(text: str) -> Amount:
         return Amount("small", text=m.group(0))
     for pattern, kind, value in _FRACTIONS:
         if m := re.search(pattern, low):
-            return Amount(kind, value, m.group(0), by)
+            return Amount(kind, value, m.group(0), by, by_word)
     if m := _FULLY.search(low):
         return Amount("fully", 1.0, m.group(0))
     if m := _PARTWAY.search(low):
@@ -230,7 +234,7 @@ def amount_target(amount: Amount, direction: str, semantic: str, span: float,
         return 0.0, 1.0, False, (f"'{amount.text}' is beyond the joint's range "
                                  f"({fraction:.2f} of it); give an amount inside the range")
     fraction = min(fraction, 1.0)
-    if direction == "close" and amount.by and kind != "fraction":
+    if direction == "close" and amount.by and (kind != "fraction" or amount.by_word):
         if previous_end is None:
             return max(0.0, fraction - TOLERANCE), fraction + TOLERANCE, True, None
         fraction = max(0.0, previous_end - fraction)

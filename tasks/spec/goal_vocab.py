@@ -22,7 +22,7 @@ a an the this that these those it its them they their there here is are was were
 has have had do does please can could would you will should now then first next after before
 again back once also just so as at all both each every any either same own of from in into to
 by with on off up down out over until till while when which where what robot arm gripper
-gently carefully slowly quickly firmly smoothly softly steadily please kindly i we want need like try row hand side one ones part parts limit end position
+gently carefully slowly quickly firmly smoothly softly steadily please kindly i we want need like try must row hand side one ones part parts limit end position
 starts start started begins begin beginning remains remain stays stay sticks stick left been
 leave keep dont not no never without touch touching untouched alone only than about
 around roughly approximately
