@@ -25,6 +25,7 @@ from .costtypes import (
     Tup,
     Type,
     Unproven,
+    has_api_name,
     int_of_float_bound,
     join,
     members,
@@ -152,6 +153,7 @@ _DTYPES = frozenset({"b:float", "b:int", "b:bool", "np.float64", "np.float32", "
 
 
 def _filled(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
+    """``np.zeros(shape)``/``np.ones(shape)``, ``np.full(shape, value)`` (no dtype argument)."""
     _arity(args, 1, 2, "numpy function", line)
     _only(kwargs, frozenset(), "numpy function", line)
     n = _shape(args[0], "the shape", line)
@@ -167,6 +169,26 @@ def _like(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> 
     if len(args) == 2:
         _num(args[1], "the fill value", line)
     return _sized(n, "numpy function", line), n
+
+
+def _one_arg(rule: Rule) -> Rule:
+    """``rule`` for a function whose second positional argument is a dtype (refused)."""
+
+    def one(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
+        _arity(args, 1, 1, "numpy function", line)
+        return rule(args, kwargs, line)
+
+    return one
+
+
+def _two_args(rule: Rule) -> Rule:
+    """``rule`` for a function that takes exactly a shape (or array) and a fill value."""
+
+    def two(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
+        _arity(args, 2, 2, "numpy function", line)
+        return rule(args, kwargs, line)
+
+    return two
 
 
 def _eye(args: tuple[Type, ...], kwargs: dict[str, Type], line: int | None) -> tuple[Type, int]:
@@ -285,8 +307,9 @@ _NUMPY.update({
     "np.dot": _product, "np.vdot": _product, "np.inner": _product, "np.outer": _product,
     "np.matmul": _product, "np.cross": _product,
     "np.array": _creation, "np.asarray": _creation, "np.copy": _same((1, 1)),
-    "np.zeros": _filled, "np.ones": _filled, "np.full": _filled,
-    "np.zeros_like": _like, "np.ones_like": _like, "np.full_like": _like,
+    "np.zeros": _one_arg(_filled), "np.ones": _one_arg(_filled), "np.full": _two_args(_filled),
+    "np.zeros_like": _one_arg(_like), "np.ones_like": _one_arg(_like),
+    "np.full_like": _two_args(_like),
     "np.eye": _eye, "np.identity": _eye, "np.arange": _arange, "np.linspace": _linspace,
     "np.repeat": _repeat, "np.tile": _tile,
     "np.concatenate": _joined, "np.stack": _joined, "np.hstack": _joined, "np.vstack": _joined,
@@ -381,6 +404,8 @@ def _builtin(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
             return Num(1, imax, False), 1  # an int, or a TypeError for arrays of size > 1
         return Num(n, imax, len(args) == 2 or n > 1), n  # round() of an array is an array
     if name == "print":  # guarded: output capped at max_output_chars; no file= or sep=
+        if any(has_api_name(a) for a in args):
+            raise Unproven("print() of a name the state API returned (not bounded here)", line)
         return NONE, 32 * sum(size(a) for a in args)
     if name == "len":
         _arity(args, 1, 1, name, line)
@@ -388,19 +413,27 @@ def _builtin(name: str, args: tuple[Type, ...], kwargs: dict[str, Type],
             raise Unproven("len() of a name the state API returned (not bounded here)", line)
         return Num(1, size(args[0]), False), 1
     if name in ("min", "max", "sum", "any", "all", "sorted", "list", "tuple", "reversed"):
-        _arity(args, 1, 2 if name in ("min", "max") else 1, name, line)
-        if len(args) == 2:
-            return join(*args), size(args[0]) + size(args[1])
-        item, count = _iter_item(args[0], line)
-        work = count * size(item)
-        if name in ("any", "all"):
-            return BOOL, work
-        if name in ("min", "max"):
-            return item, work
-        if name == "sum":
-            return _sum(item, count, line), work
-        return Seq(item, count), work * (12 if name == "sorted" else 1)
+        return _over_items(name, args, line)
     raise Unproven(f"{name}() is not in the proof's table", line)
+
+
+def _over_items(name: str, args: tuple[Type, ...], line: int | None) -> tuple[Type, int]:
+    """Builtins that walk an iterable (or compare two values: ``min(a, b)``)."""
+    _arity(args, 1, 2 if name in ("min", "max") else 1, name, line)
+    if name in ("min", "max", "sorted") and any(has_api_name(a) for a in args):
+        raise Unproven(f"{name}() compares names the state API returned (not bounded "
+                       "here)", line)
+    if len(args) == 2:
+        return join(*args), size(args[0]) + size(args[1])
+    item, count = _iter_item(args[0], line)
+    work = count * size(item)
+    if name in ("any", "all"):
+        return BOOL, work
+    if name in ("min", "max"):
+        return item, work
+    if name == "sum":
+        return _sum(item, count, line), work
+    return Seq(item, count), work * (12 if name == "sorted" else 1)
 
 
 def _sum(item: Type, count: int, line: int | None) -> Type:

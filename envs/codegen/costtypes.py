@@ -158,6 +158,18 @@ def size(t: Type) -> int:
     return 1
 
 
+def has_api_name(t: Type) -> bool:
+    """Whether ``t`` may hold a name the state API returned (``Str(None)``), at any depth."""
+    for option in members(t):
+        if isinstance(option, Str) and option.n is None:
+            return True
+        if isinstance(option, Tup) and any(has_api_name(i) for i in option.items):
+            return True
+        if isinstance(option, Seq) and has_api_name(option.item):
+            return True
+    return False
+
+
 def numeric_size(t: Type) -> int | None:
     """Elements of ``t`` as numpy would read it (numbers only, no huge ints), else None."""
     best = 0
@@ -217,4 +229,5 @@ def int_of_float_bound() -> int:
     return 2**1024
 
 
-__all__ += ["BOOL", "FLOAT", "bounded", "int_bound", "int_of_float_bound", "lift"]
+__all__ += ["BOOL", "FLOAT", "bounded", "has_api_name", "int_bound", "int_of_float_bound",
+            "lift"]

@@ -47,6 +47,7 @@ from .costtypes import (
     Type,
     Unproven,
     bounded,
+    has_api_name,
     int_bound,
     join,
     lift,
@@ -263,6 +264,9 @@ class _Prover(Flow):
             if isinstance(op, ast.Is | ast.IsNot):
                 result.append(BOOL)
                 continue
+            if has_api_name(a) and has_api_name(b):  # two names of unbounded length
+                raise Unproven("a comparison of two names the state API returned (their "
+                               "length is not bounded here); compare with a literal", node.lineno)
             if isinstance(op, ast.In | ast.NotIn):
                 self.add_work(size(a) * size(b), node.lineno)
                 result.append(BOOL)
