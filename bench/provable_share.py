@@ -43,6 +43,12 @@ def _verdict(code: str) -> dict[str, Any]:
             "cost_class": compiled.cost_class, "reason": compiled.reason}
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def _solution_items(paths: list[Path]) -> list[dict[str, Any]]:
     from simjudge.tasks.spec import load_solution
 
@@ -51,7 +57,7 @@ def _solution_items(paths: list[Path]) -> list[dict[str, Any]]:
         solution = load_solution(path)
         rewards = [_verdict(s.code) for s in solution.subtasks if s.kind == "reward"]
         items.append({
-            "item": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
+            "item": _shown(path),
             "rewards": len(rewards),
             "provable": all(r["provable"] for r in rewards),
             "reasons": sorted({r["reason"] for r in rewards if not r["provable"]}),
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report = {
         "commit": commit,
-        "settings": {"mode": "in-process", "api": "STATE_API", "robogen": str(args.robogen),
+        "settings": {"mode": "in-process", "api": "STATE_API", "robogen": _shown(args.robogen),
                      "max_work": MAX_WORK, "max_loop": MAX_LOOP, "max_elements": MAX_ELEMENTS},
         "counts": counts,
         "items": groups,
