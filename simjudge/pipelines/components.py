@@ -29,6 +29,7 @@ __all__ = [
     "open_pool",
     "repair_start",
     "task_goal_for",
+    "whole_goal_check",
 ]
 
 PROPOSERS: tuple[str, ...] = ("template", "local", "openai", "replay")
@@ -135,14 +136,39 @@ class SolutionExecute:
         goals = self.goals
         goal = goals[solution.task] if goals and solution.task in goals else \
             task_goal_for(solution)
-        if isinstance(goal, TaskGoal):
-            solution = repair_start(solution, goal)
-            goal = goal.env_goal()
-        return execute_solution(
+        task_goal = goal if isinstance(goal, TaskGoal) else None
+        if task_goal is not None:
+            solution = repair_start(solution, task_goal)
+            goal = task_goal.env_goal()
+        outcome = execute_solution(
             solution, run_dir, seed=self.seed, budget_steps=self.budget_steps,
             reward_solver=self.reward_solver, video=self.video, resume=True, goal=goal,
             observer=LiveSubtaskJudges(goal),
         )
+        return whole_goal_check(outcome, task_goal)
+
+
+def whole_goal_check(outcome: Outcome, goal: TaskGoal | None) -> Outcome:
+    """The outcome, no longer verified when a part the env goal cannot check failed.
+
+    Parts that must stay put, a two-step task's first step, a change from the start and a
+    spring press are checked on the run's recorded joints
+    (:func:`~simjudge.tasks.spec.goal_eval.outcome_check`); a verified outcome where one of
+    them failed becomes ``claimed_not_verified`` (or ``failed``) with the reason.
+    """
+    from simjudge.tasks.spec.goal_eval import needs_joint_record, outcome_check
+
+    if goal is None or not outcome.verified_success or not needs_joint_record(goal):
+        return outcome
+    holds, failed = outcome_check(goal, outcome.initial_joints, outcome.final_joints,
+                                  outcome.max_joints)
+    if holds:
+        return outcome
+    outcome.verified_success = False
+    outcome.task_success = False
+    outcome.verdict = "claimed_not_verified" if outcome.claimed_success else "failed"
+    outcome.reason = "the task goal does not hold on the recorded joints: " + "; ".join(failed)
+    return outcome
 
 
 def repair_start(solution: Solution, goal: TaskGoal) -> Solution:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .goal import JointTarget, TaskGoal
 
 __all__ = ["ProbeError", "evaluate_fractions", "evaluate_probe", "joint_target_holds",
-           "load_probes", "probe_states"]
+           "load_probes", "needs_joint_record", "outcome_check", "probe_states"]
 
 
 class ProbeError(SimjudgeError, ValueError):
@@ -171,3 +171,47 @@ def load_probes(path: str | Path) -> list[dict[str, Any]]:
         raise ProbeError(f"{path} must hold a JSON list of probe objects "
                          '({"initial": {...}, "final": {...}, "max": {...}})')
     return data
+
+
+def needs_joint_record(goal: TaskGoal) -> bool:
+    """Whether the goal has parts its env goal cannot check live.
+
+    Parts that must stay put, a two-step target's first step, a change from the start, a
+    spring press: they are checked on the run's recorded joints (:func:`outcome_check`).
+    """
+    return bool(goal.unchanged) or any(
+        t.reached is not None or t.relative or t.spring for t in goal.joint_targets)
+
+
+def _fraction(record: Mapping[str, Any], key: str) -> float | None:
+    value = record.get(key)
+    if isinstance(value, Mapping):
+        value = value.get("fraction")
+    return float(value) if isinstance(value, int | float) else None
+
+
+def outcome_check(goal: TaskGoal, initial_joints: Mapping[str, Any],
+                  final_joints: Mapping[str, Any], max_joints: Mapping[str, Any]
+                  ) -> tuple[bool, list[str]]:
+    """Whether the whole goal holds on a run's recorded joints, and what did not.
+
+    The records are an outcome's ``{"<object>/<joint>": {"fraction": f}}``; a joint the
+    record lacks does not hold (it cannot be shown).
+    """
+    failed: list[str] = []
+    for t in goal.joint_targets:
+        i, f = _fraction(initial_joints, t.key), _fraction(final_joints, t.key)
+        m = _fraction(max_joints, t.key)
+        if i is None or f is None:
+            failed.append(f"{t.key}: not recorded")
+        elif not joint_target_holds(t, i, f, max(i, f, m if m is not None else 0.0)):
+            failed.append(f"{t.key} ended at {f:.2f} (max {m if m is not None else f:.2f}): "
+                          f"{t.describe()}")
+    for u in goal.unchanged:
+        i, f = _fraction(initial_joints, u.key), _fraction(final_joints, u.key)
+        m = _fraction(max_joints, u.key)
+        if i is None or f is None:
+            failed.append(f"{u.key}: not recorded")
+        elif not u.holds(i, f, max(i, f, m if m is not None else 0.0)):
+            failed.append(f"{u.key} moved from {i:.2f} to {f:.2f}: {u.describe()}")
+    return not failed, failed

@@ -56,3 +56,25 @@ def test_unchanged_parts_and_stated_starts():
     assert goal.implied_initial_joints()[("O", "joint_0")] == 0.025
     assert TaskGoal.from_json(goal.to_json()) == goal
     assert "must never be pressed" in goal.describe() and "starts between" in goal.describe()
+
+
+def test_a_verified_run_whose_constrained_part_moved_is_not_verified():
+    from simjudge.pipelines.components import whole_goal_check
+    from simjudge.tasks.spec import Outcome, derive_goal
+
+    goal = derive_goal("Open Left Door", "Open the left door but leave the right one shut.",
+                       "StorageFurniture-4").goal
+
+    def run(right: float) -> Outcome:
+        joints = {"StorageFurniture/joint_0": {"fraction": 1.0},
+                  "StorageFurniture/joint_2": {"fraction": right}}
+        start = {k: {"fraction": 0.0} for k in joints}
+        return Outcome(subtask_success=(True,), task_success=True, claimed_success=True,
+                       verified_success=True, verdict="verified", initial_joints=start,
+                       final_joints=joints, max_joints=joints)
+
+    kept = whole_goal_check(run(0.0), goal)
+    assert kept.verified_success and kept.verdict == "verified"
+    moved = whole_goal_check(run(0.8), goal)
+    assert not moved.verified_success and not moved.task_success
+    assert moved.verdict == "claimed_not_verified" and "joint_2 moved" in moved.reason
