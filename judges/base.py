@@ -205,7 +205,7 @@ class Judge:
 
     def explain(self, fast: FastSignal) -> JudgeSignal:
         """The full :class:`JudgeSignal` of a fast-path result (reason and details made now)."""
-        note = fast[3]
+        note = fast.note
         if isinstance(note, JudgeSignal):
             return note
         return self._explain(fast)
@@ -275,7 +275,7 @@ class Judge:
         signal = self._observe(transition)
         if type(signal) is not JudgeSignal:
             self._check_signal(signal, "observe")
-        return (signal.reward, signal.phi, CODE_OF_VERDICT[signal.verdict], signal)
+        return FastSignal(signal.reward, signal.phi, CODE_OF_VERDICT[signal.verdict], signal)
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
         """Hook: the full signal of a result of an overridden ``_fast`` (its note)."""

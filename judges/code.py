@@ -50,8 +50,8 @@ _NO_VIEW = (
     "{judge} runs generated code on the state view, but the transition has none; wrap a SimEnv"
 )
 _CODE_KINDS = ("reward", "success", "primitive")
-_HOLDS: FastSignal = (1.0, 1.0, SUCCESS_CODE, None)
-_DOES_NOT_HOLD: FastSignal = (0.0, 0.0, UNDECIDED_CODE, None)
+_HOLDS = FastSignal(1.0, 1.0, SUCCESS_CODE, None)
+_DOES_NOT_HOLD = FastSignal(0.0, 0.0, UNDECIDED_CODE, None)
 """A success judge's fast results (immutable, so one tuple of each serves every step)."""
 
 
@@ -184,7 +184,7 @@ class _CodeJudge(Judge):
             result, error = self._run(view)
             if not error:
                 return self._numbers(result)
-        return (self.error_reward, 0.0 if self.provides_potential else None, FAILURE_CODE, error)
+        return FastSignal(self.error_reward, 0.0 if self.provides_potential else None, FAILURE_CODE, error)
 
     def _numbers(self, result: Any) -> FastSignal:
         raise NotImplementedError  # pragma: no cover
@@ -233,12 +233,12 @@ class CodeRewardJudge(_CodeJudge):
     def _numbers(self, result: Any) -> FastSignal:
         reward, success = result
         value = JudgeSignal(reward).reward  # the signal's own check: a finite float
-        return (value, None, SUCCESS_CODE if success else UNDECIDED_CODE, (reward, success))
+        return FastSignal(value, None, SUCCESS_CODE if success else UNDECIDED_CODE, (reward, success))
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
-        if fast[2] == FAILURE_CODE:
-            return self._error_signal(fast[3], {"success": False})
-        reward, success = fast[3]
+        if fast.code == FAILURE_CODE:
+            return self._error_signal(fast.note, {"success": False})
+        reward, success = fast.note
         verdict = SUCCESS if success else UNDECIDED
         reason = "the reward code's success holds" if success else f"reward {reward:.4g}"
         return JudgeSignal(reward, None, verdict, reason, {"success": success, "error": ""})
@@ -301,7 +301,7 @@ class CodeSuccessJudge(_CodeJudge):
             error = f"runtime error: {type(exc).__name__}: {exc}"
         else:
             return _HOLDS if result else _DOES_NOT_HOLD
-        return (self.error_reward, 0.0, FAILURE_CODE, error)
+        return FastSignal(self.error_reward, 0.0, FAILURE_CODE, error)
 
     def _lean_call(self, view: Any) -> Any:
         """The compiled condition's per-step call on ``view`` (None: take the general path)."""
@@ -323,9 +323,9 @@ class CodeSuccessJudge(_CodeJudge):
         return _HOLDS if success else _DOES_NOT_HOLD
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
-        if fast[2] == FAILURE_CODE:
-            return self._error_signal(fast[3], {"success": False})
-        success = fast[2] == SUCCESS_CODE
+        if fast.code == FAILURE_CODE:
+            return self._error_signal(fast.note, {"success": False})
+        success = fast.code == SUCCESS_CODE
         verdict, reason = (
             (SUCCESS, "success condition holds")
             if success

@@ -63,11 +63,11 @@ class _DegradedJudge(Judge):
     ) -> FastSignal:
         base = self.base.observe_fast(step, view, info, done, transition)
         phi, extra = self._degrade(self._phi(base[1]))
-        return (phi, phi, base[2], (base, extra))
+        return FastSignal(phi, phi, base.code, (base, extra))
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
-        base, extra = fast[3]
-        return self._signal(self.base.explain(base), fast[0], extra)  # reward = Φ = damaged
+        base, extra = fast.note
+        return self._signal(self.base.explain(base), fast.reward, extra)  # reward = Φ = damaged
 
     def _signal(self, signal: JudgeSignal, phi: float, extra: dict[str, Any]) -> JudgeSignal:
         details = {"base_phi": signal.phi, **extra, **signal.details}

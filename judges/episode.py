@@ -16,7 +16,6 @@ judge                 str                   judge class and name (``Judge.label`
 judge_spec            str | null            registry string the judge was made from
 env_id                str | null            Gymnasium id (``env.spec.id``) if made by ``gym.make``
 env_kwargs            object                ``env.spec.kwargs`` (JSON-safe) or ``{}``
-backend               str | null            the physics backend (pybullet, mujoco, sapien)
 seed                  int | null            ``reset(seed=...)`` of the episode
 reset_options         object | null         ``reset(options=...)`` (JSON-safe)
 task_name             str                   task name from the context
@@ -39,7 +38,8 @@ outcome               object                verdict (str), is_success (bool), st
                                             terminated (bool), truncated (bool), finished (bool:
                                             false if the episode was cut by reset/close)
 judge_stats           object                observe_calls (int), observe_seconds (float)
-versions              object                simjudge, numpy, gymnasium versions
+versions              object                simjudge, numpy, gymnasium versions; ``backend``:
+                                            the physics backend (pybullet, mujoco, sapien)
 ====================  ====================  ===================================================
 """
 
@@ -97,7 +97,6 @@ class EpisodeRecord:
     judge_spec: str | None = None
     env_id: str | None = None
     env_kwargs: dict[str, Any] = field(default_factory=dict)
-    backend: str | None = None
     seed: int | None = None
     reset_options: dict[str, Any] | None = None
     task_name: str = ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from time import perf_counter
 from typing import Any, NamedTuple, cast
 
 import gymnasium as gym
@@ -136,9 +135,9 @@ class JudgeRecord(BaseJudgeWrapper):
         if self._action_form is not None and self._action_form.dtype is None:
             self._action_form = None  # a form that keeps no bytes: let this episode set one
         self._log = RowLog()
-        self._log.add(self._row(fast, info, None, None, False, False), fast[1])
+        self._log.add(self._row(fast, info, None, None, False, False), fast.phi)
         if self._live is not None:
-            phi = fast[1]
+            phi = fast.phi
             self._live_ok = phi is not None
             if phi is not None:
                 self._live.reset(phi)
@@ -147,22 +146,13 @@ class JudgeRecord(BaseJudgeWrapper):
     def step(self, action):
         """Step the env, record the judge's result, finish the record at episode end."""
         obs, reward, terminated, truncated, info = self.env.step(action)
-        observe = self._lean_observe
-        if observe is not None:  # this wrapper runs the judge: _lean_step, inlined (hot path)
-            self.step_index = step = self.step_index + 1
-            stats = self._stats
-            if self._lean_counts:
-                stats.calls += 1
-            start = perf_counter()
-            fast = self.last_fast = observe(step, self._view, info, terminated or truncated, None)
-            stats.seconds += perf_counter() - start
-            self._signal = None
-        else:
-            fast = self._judge_step(obs, action, reward, terminated, truncated, info)
-        self._log.add(self._row(fast, info, action, reward, terminated, truncated), fast[1])
+        observe = self._lean_observe  # the wrapper's lean step when it runs the judge itself
+        fast = (self._lean_step(observe, info, terminated or truncated) if observe is not None
+                else self._judge_step(obs, action, reward, terminated, truncated, info))
+        self._log.add(self._row(fast, info, action, reward, terminated, truncated), fast.phi)
         if self._live is not None:
-            if self._live_ok and fast[1] is not None:
-                self._live.update(fast[1])
+            if self._live_ok and fast.phi is not None:
+                self._live.update(fast.phi)
             else:
                 self._live_ok = False
         if terminated or truncated:
@@ -171,7 +161,7 @@ class JudgeRecord(BaseJudgeWrapper):
             value = {
                 "opd": self._last_opd,
                 "steps": self.step_index,
-                "verdict": VERDICT_OF_CODE[fast[2]],
+                "verdict": VERDICT_OF_CODE[fast.code],
                 "path": str(path) if path is not None else None,
             }
             put_info(info, self.key, value, type(self).__name__)
@@ -327,14 +317,14 @@ class _Finished(NamedTuple):
             judge_spec=judge.spec,
             env_id=spec.id if spec is not None else None,
             env_kwargs=to_jsonable(dict(spec.kwargs)) if spec is not None else {},
-            backend=getattr(getattr(recorder.env.unwrapped, "backend", None), "name", None),
             seed=header.seed,
             reset_options=header.reset_options,
             task_name=context.task_name if context else "",
             context=context.to_dict() if context else {},
             epsilon=recorder.epsilon,
             k=recorder.k,
-            versions=library_versions(),
+            versions={**library_versions(), "backend": getattr(
+                getattr(recorder.env.unwrapped, "backend", None), "name", None)},
         )
         explain = judge.explain
         form = self.action_form

@@ -132,7 +132,7 @@ class JudgeReward(BaseJudgeWrapper):
         return obs, reward, terminated, truncated, info
 
     def _reward(self, fast: FastSignal) -> tuple[float, float, float]:
-        term, phi, code = fast[0], fast[1], fast[2]
+        term, phi, code = fast.reward, fast.phi, fast.code
         prev = self._prev_phi
         shaping = 0.0
         if phi is not None and prev is not None and self.shaping_weight:

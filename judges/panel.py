@@ -225,7 +225,7 @@ class JudgePanel(Judge):
                 verdicts = votes.get(one[2])
                 code = verdicts.get(two[2]) if verdicts is not None else None
                 if code is not None:
-                    return (float(0.0 + w1 * one[0] + w2 * two[0]), phi, code, (one, two))
+                    return FastSignal(float(0.0 + w1 * one.reward + w2 * two.reward), phi, code, (one, two))
             return self._combined([one, two])  # a member without Φ, or an unknown verdict code
         results: list[FastSignal] = []
         for observe, _, stats in self._observers:
@@ -278,10 +278,10 @@ class JudgePanel(Judge):
                     SUCCESS_CODE if SUCCESS_CODE in codes else FAILURE_CODE if FAILURE_CODE in codes
                     else UNDECIDED_CODE
                 )
-        return (float(reward), phi, code, results)
+        return FastSignal(float(reward), phi, code, results)
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
-        results = fast[3]
+        results = fast.note
         return self.combine(
             {n: j.explain(r) for (n, j), r in zip(self.judges.items(), results, strict=True)}
         )

@@ -48,6 +48,9 @@ from .signals import (
     _check_phi,
 )
 
+_new_tuple = tuple.__new__
+"""``tuple.__new__``: a FastSignal from its fields without the NamedTuple's Python ``__new__``."""
+
 __all__ = ["LinkGoal", "PrivilegedProgressJudge", "progress_goal"]
 
 _NO_GOAL = (
@@ -312,7 +315,7 @@ class PrivilegedProgressJudge(Judge):
         # env's info dicts kept for a whole episode crowd the physics out of the CPU caches
         values = self._info_values(info)  # type: ignore[misc]  # set with _info_view by reset()
         note = self._good_note = (self._info_keys, values, self._kind)
-        return (phi, phi, code, note)
+        return _new_tuple(FastSignal, (phi, phi, code, note))  # FastSignal's fields, in order
 
     def _judged(self, view: Any, info: Mapping[str, Any]) -> FastSignal:
         """(Φ, Φ, verdict code, note) from the goal's facts evaluated on ``view``."""
@@ -332,11 +335,11 @@ class PrivilegedProgressJudge(Judge):
         else:
             code = UNDECIDED_CODE
         note = self._good_note = (None, facts, goal.kind)
-        return (phi, phi, code, note)
+        return FastSignal(phi, phi, code, note)
 
     def _diverged(self) -> FastSignal:
         """Meta-World's rule on simulator instability: a failure, the key set kept, zeroed."""
-        return (0.0, 0.0, FAILURE_CODE, (None, self._good_note, ""))
+        return FastSignal(0.0, 0.0, FAILURE_CODE, (None, self._good_note, ""))
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
         phi, _, code, (keys, facts, kind) = fast

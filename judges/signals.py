@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -60,12 +60,21 @@ VERDICT_OF_CODE: tuple[Verdict, Verdict, Verdict] = (UNDECIDED, SUCCESS, FAILURE
 CODE_OF_VERDICT: dict[str, int] = {SUCCESS: SUCCESS_CODE, FAILURE: FAILURE_CODE, UNDECIDED: 0}
 """Code by verdict."""
 
-FastSignal = tuple[float, float | None, int, Any]
-"""What a judge's fast path returns: ``(reward, phi, verdict code, note)``.
+class FastSignal(NamedTuple):
+    """What a judge's fast path returns: ``(reward, phi, code, note)``, read by name.
 
-The note is whatever the judge needs to build the full :class:`JudgeSignal` later
-(:meth:`Judge.explain`): reason and details are made only when someone asks for them.
-"""
+    The note is whatever the judge needs to build the full :class:`JudgeSignal` later
+    (:meth:`Judge.explain`): reason and details are made only when someone asks for them.
+    """
+
+    reward: float
+    """The judge's reward term."""
+    phi: float | None
+    """Progress Φ ∈ [0, 1], or None for judges without a potential."""
+    code: int
+    """The verdict code (:data:`SUCCESS_CODE`, :data:`FAILURE_CODE`, :data:`UNDECIDED_CODE`)."""
+    note: Any
+    """What :meth:`Judge.explain` builds the full signal from."""
 
 _PHI_SLACK = 1e-9
 """Φ within this of [0, 1] is clipped (float round-off), further out is an error."""

@@ -123,9 +123,9 @@ class ImageProgressJudge(Judge):
     def _fast(self, step: int, view: Any, info: Mapping[str, Any], done: bool,
               transition: Transition | None) -> FastSignal:
         phi = self._phi(transition)
-        return (phi, phi, UNDECIDED_CODE, None)
+        return FastSignal(phi, phi, UNDECIDED_CODE, None)
 
     def _explain(self, fast: FastSignal) -> JudgeSignal:
-        phi = float(fast[1] if fast[1] is not None else fast[0])
+        phi = float(fast.phi if fast.phi is not None else fast.reward)
         return JudgeSignal(reward=phi, phi=phi, reason=f"estimated progress {phi:.3f} from "
                            "the frame")

@@ -19,7 +19,7 @@ from simjudge.judges import (
 from tests.judges.helpers import REWARD_OK, run_actions, run_oracle
 
 TOP_LEVEL = {
-    "format", "episode", "judge", "judge_spec", "env_id", "env_kwargs", "backend", "seed", "reset_options",
+    "format", "episode", "judge", "judge_spec", "env_id", "env_kwargs", "seed", "reset_options",
     "task_name", "context", "steps", "opd", "epsilon", "k", "outcome", "judge_stats", "versions",
 }  # fmt: skip
 STEP_KEYS = {
@@ -50,7 +50,8 @@ def test_episode_file_has_the_documented_format(drawer_env, tmp_path):
     assert path == str(tmp_path / "episode_000000.json")
     data = json.loads(open(path).read())
     assert set(data) == TOP_LEVEL and data["format"] == EPISODE_FORMAT
-    assert data["seed"] == 4 and data["judge_spec"] == "privileged" and data["backend"] == "pybullet"
+    assert data["seed"] == 4 and data["judge_spec"] == "privileged"
+    assert data["versions"]["backend"] == "pybullet"  # the physics backend, with the versions
     assert data["context"]["task_name"] == "Open Drawer"
     assert len(data["steps"]) == out.steps + 1
     assert all(set(s) == STEP_KEYS for s in data["steps"])
