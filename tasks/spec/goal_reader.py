@@ -54,9 +54,10 @@ class Reading:
 
 _CONSTRAINT = re.compile(r"^(?:(?:while|whilst)\s+)?(?:leave|leaving|keep|keeping|dont|never|not|"
                          r"without|no other|and no other)\b|"
+                         r"\b(?:stay|stays|staying|remain|remains|remaining)\b|"
                          r"\b(?:alone|untouched|where it is|where they are|as it is|no other)\b")
 _STATE_VERB = re.compile(r"\b(?:starts?|started|begins?|is|are|was|were|has been|have been|"
-                         r"remains?|stays?|sticks?|sits?|stands?|rests?|hangs?|lies|"
+                         r"sticks?|sits?|stands?|rests?|hangs?|lies|"
                          r"(?<!the )(?<!a )left(?= (?:it|them|the|open|closed|shut|ajar|up|down|out|"
                          r"halfway|partly|slightly)\b))\b")
 _PRONOUNS = {"it", "them", "one", "ones"}
@@ -74,6 +75,7 @@ def _rewrite(text: str, category: str) -> str:
     t = spelled_numbers(text.lower().replace("’", "'"))
     t = re.sub(r"\b(?:don't|do not|dont|doesn't|does not)\b", "dont", t)
     t = re.sub(r"\b(left|right)[\s-]hand\b", r"\1", t)
+    t = re.sub(r"\b(left|right|top|bottom|front|back)-most\b", r"\1most", t)
     t = re.sub(r"\b(front|back)[\s-](left|right)\b", r"\1 \2", t)
     if category == "FoldingChair":
         t = re.sub(r"\bunfold(?:s|ed|ing)?\b", "close", t)

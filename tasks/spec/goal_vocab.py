@@ -29,7 +29,8 @@ around roughly approximately
 water soap frame hinge hinged control panel storage look looks inside sure then and but
 its it's let's lets let it's whole itself themselves then first finally afterwards later
 currently already still state place starting keeping leaving while whilst
-someone somebody sits sit stands stand rests rest hangs hang lies wide open opened closed shut ajar pulled pushed set
+someone somebody gap opening space unpressed unopened unmoved undisturbed
+sits sit stands stand rests rest hangs hang lies wide open opened closed shut ajar pulled pushed set
 """.split())
 """Words that change nothing about which joint moves where (function words, politeness,
 the robot, "leave"/"keep"/"without" whose meaning the constraint reading takes)."""
