@@ -20,7 +20,8 @@ Anything else (``while``, item stores, mutating methods, ``str``/``int`` of stri
 string repetition, sequence repetition, dicts, sets, ``print``, a keyword the table does not
 name, a value whose type is not known) makes the code *unproven*, with the first reason
 found; such code runs in the OS-bounded worker process (:mod:`~.sandbox`). The total work
-(elements touched, times loop counts and calls) must stay under :data:`MAX_WORK`.
+(elements touched plus a cost per expression and per call, times loop counts and calls)
+must stay under :data:`MAX_WORK`, which keeps a proven call near 0.1-0.3 s even in a loop.
 """
 
 from __future__ import annotations
@@ -58,12 +59,23 @@ from .costtypes import (
 from .policy import MATH_NAMES, NUMPY_LINALG_NAMES, NUMPY_NAMES
 from .prove_flow import Flow
 
-__all__ = ["MAX_LOOP", "MAX_PROOF_STEPS", "MAX_WORK", "Proof", "prove"]
+__all__ = ["BUILTIN_WORK", "CALL_WORK", "MAX_LOOP", "MAX_PROOF_STEPS", "MAX_WORK", "NODE_WORK",
+           "Proof", "prove"]
 
 MAX_WORK = 2_000_000
-"""Largest total work (elements touched) of one proven call."""
+"""Largest total work of one proven call, in work units (an element of numpy arithmetic is
+one; see :data:`NODE_WORK` and :data:`CALL_WORK`): about 0.1-0.3 s on a quiet machine."""
 MAX_LOOP = 10_000
 """Largest iteration count of one proven loop or comprehension."""
+NODE_WORK = 16
+"""Work counted for evaluating one expression or statement: in a traced loop each costs a
+few traced opcodes (~1 us each), as much as ~16 elements of numpy arithmetic."""
+BUILTIN_WORK = 64
+"""Work counted for the call overhead of a guarded builtin (``int``, ``len``, ``sum`` ...)."""
+CALL_WORK = 512
+"""Work counted for the call overhead of one numpy, math, state API or method call (through
+its guard it costs about as much as 512 elements of arithmetic: a 4096-step loop of numpy
+calls takes ~0.3 s), so that :data:`MAX_WORK` bounds time and not only elements."""
 MAX_PROOF_STEPS = 200_000
 """Most expressions and statements the proof analyses before it gives up (unproven)."""
 _BUILTINS = frozenset({"abs", "all", "any", "bool", "divmod", "enumerate", "float", "int",
@@ -85,7 +97,9 @@ class Proof:
     Attributes:
         cost_class: ``"bounded"`` (proven) or ``"unproven"``.
         reason: Why (the bound, or the first construct outside the subset, with its line).
-        work: The proven bound on elements touched per call (0 when unproven).
+        work: The proven bound on one call's work, in work units (elements touched, plus
+            :data:`NODE_WORK` per expression or statement and :data:`CALL_WORK` per call);
+            0 when unproven.
     """
 
     cost_class: str
@@ -121,7 +135,7 @@ def prove(tree: ast.Module, api: Mapping[str, Callable[..., Any]], entry: str | 
     except Exception as exc:  # noqa: BLE001 - any failure of the proof is "unproven"
         return Proof("unproven", f"the proof could not be completed ({type(exc).__name__})")
     return Proof("bounded", f"every value and operation is bounded; at most {prover.work} "
-                            "elements touched per call", prover.work)
+                            "work units per call", prover.work)
 
 
 class _Prover(Flow):
@@ -145,7 +159,7 @@ class _Prover(Flow):
             raise Unproven(f"the code needs more than {MAX_PROOF_STEPS} steps to analyse", line)
         self.work += self.mult * max(amount, 1)
         if self.work > MAX_WORK:
-            raise Unproven(f"the work may exceed {MAX_WORK} elements per call", line)
+            raise Unproven(f"the work may exceed {MAX_WORK} units per call", line)
 
     # -- names ------------------------------------------------------------------------
 
@@ -173,7 +187,7 @@ class _Prover(Flow):
     def expr(self, node: ast.expr) -> Type:
         """The type of ``node`` (work counted)."""
         line = getattr(node, "lineno", None)
-        self.add_work(1, line)
+        self.add_work(NODE_WORK, line)
         method = getattr(self, f"e_{type(node).__name__}", None)
         if method is None:
             raise Unproven(f"{type(node).__name__} expressions are not in the proven subset",
@@ -328,7 +342,7 @@ class _Prover(Flow):
                 args = tuple(self.expr(a) for a in node.args)
                 kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg}
                 result, work = method_rule(receiver, func.attr, args, kwargs, line)
-                self.add_work(work, line)
+                self.add_work(work + CALL_WORK, line)
                 return result
             callee = self.attribute(receiver, func.attr, line)
         else:
@@ -352,7 +366,7 @@ class _Prover(Flow):
                 raise Unproven(f"{bare}() with keyword arguments", line)
             return self.iterator(bare, args, line)
         result, work = call_rule(bare if ":" in name else name, args, kwargs, line)
-        self.add_work(work, line)
+        self.add_work(work + (CALL_WORK if kind != "b" else BUILTIN_WORK), line)
         return result
 
     def iterator(self, name: str, args: tuple[Type, ...], line: int | None) -> Type:
