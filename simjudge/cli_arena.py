@@ -59,7 +59,7 @@ def _arena_run(config: ArenaRunConfig) -> int:
             speed_margin=config.speed_margin, horizon=config.horizon, episodes=config.episodes,
             executor=executor, resume=config.resume, config=record("arena run", config),
             reason=config.reason, reason_llm=config.reason_llm, llm_cache=config.llm_cache,
-            llm_mode=config.llm_mode, prefer=config.prefer)
+            llm_mode=config.llm_mode, prefer=config.prefer, epsilon=config.epsilon)
     counts = summary["counts"]
     print(f"{counts['done']} matches played, {counts['failed']} failed, {counts['pending']} "
           f"pending; database {summary['db']}")

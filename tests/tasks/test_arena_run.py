@@ -147,3 +147,28 @@ def test_prefer_decides_matches_with_the_preference_judge(tmp_path):
                   resume=True, progress=False)
     assert main(["arena", "run", "--policy", "a=oracle", "--policy", "b=zero", "--tasks",
                  "OpenDrawer-v0", "--prefer", "privileged", "--out", str(tmp_path / "z")]) == 2
+
+
+def test_the_opd_epsilon_is_the_runs_and_is_recorded_with_each_match(tmp_path):
+    import json
+
+    import pytest as _pytest
+
+    from simjudge.pipelines.arena.match import ArenaEvaluatorError
+
+    out = tmp_path / "arena"
+    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=3, progress=False, epsilon=0.2)
+    results = [json.loads(p.read_text()) for p in (out / "match_results").rglob("*.json")]
+    rules = [r["details"]["tie_rule"] for r in _walk(results) if "tie_rule" in r.get("details", {})]
+    assert rules and all(rule["epsilon"] == 0.2 for rule in rules)
+    with _pytest.raises(ArenaEvaluatorError, match="epsilon"):
+        run_arena(tmp_path / "bad", POLICIES, ["OpenDrawer-v0"], matches=1, epsilon=-1.0)
+
+
+def _walk(items):
+    for item in items:
+        if isinstance(item, dict):
+            yield item
+            yield from _walk(item.values())
+        elif isinstance(item, list):
+            yield from _walk(item)

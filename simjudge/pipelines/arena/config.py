@@ -41,6 +41,7 @@ class ArenaRunConfig(ExecutorOptions):
             ``panel:SPEC+SPEC`` (a judge panel: mean Φ, majority verdict).
         margin: Tie rule: progress points (0-100) that count as a difference.
         speed_margin: Tie rule: relative step saving that makes one success better.
+        epsilon: Stagnation threshold ε of the OPD metrics reported for each side (STR).
         prefer: A preference judge that decides each match from the two sides' Φ traces
             instead of the tie rule (``preference``, ``preference:statistic=area,margin=0.1``);
             the match records rule ``preference`` and the judge's reason. None: the tie rule.
@@ -72,6 +73,7 @@ class ArenaRunConfig(ExecutorOptions):
     evaluator: str = "oracle"
     margin: float = 10.0
     speed_margin: float = 0.2
+    epsilon: float = 0.01
     prefer: str | None = None
     horizon: int | None = None
     episodes: bool = False

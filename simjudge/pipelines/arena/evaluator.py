@@ -62,10 +62,13 @@ class TieRule:
     Attributes:
         margin: Progress points (0–100) that count as a real difference.
         speed_margin: Relative step saving that makes a success preferable.
+        epsilon: The stagnation threshold ε of the OPD metrics reported per side (STR);
+            recorded with every match (``details.tie_rule.epsilon``).
     """
 
     margin: float = 10.0
     speed_margin: float = 0.2
+    epsilon: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -122,11 +125,11 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _opd(side: SideSignals) -> dict[str, float]:
+def _opd(side: SideSignals, epsilon: float) -> dict[str, float]:
     if len(side.progress) == 0:
         return {}
     values = np.clip(np.asarray(side.progress, dtype=float), 0.0, 1.0)
-    return {k: round(float(v), 4) for k, v in opd_metrics(values, epsilon=0.01).as_dict().items()}
+    return {k: round(float(v), 4) for k, v in opd_metrics(values, epsilon=epsilon).as_dict().items()}
 
 
 def signal_summary(side: SideSignals, points: int = CURVE_POINTS) -> dict[str, Any]:
@@ -194,11 +197,12 @@ def judge_match(
     details = {
         "rule": decided_by,
         "A": {"success": a.success, "steps": max(len(a.progress) - 1, 0),
-              "steps_to_success": a.steps_to_success if a.success else None, "opd": _opd(a),
+              "steps_to_success": a.steps_to_success if a.success else None, "opd": _opd(a, rule.epsilon),
               "signals": signal_summary(a)},
         "B": {"success": b.success, "steps": max(len(b.progress) - 1, 0),
-              "steps_to_success": b.steps_to_success if b.success else None, "opd": _opd(b),
+              "steps_to_success": b.steps_to_success if b.success else None, "opd": _opd(b, rule.epsilon),
               "signals": signal_summary(b)},
-        "tie_rule": {"margin": rule.margin, "speed_margin": rule.speed_margin},
+        "tie_rule": {"margin": rule.margin, "speed_margin": rule.speed_margin,
+                     "epsilon": rule.epsilon},
     }
     return Verdict(round(a.score, 3), round(b.score, 3), preference, reason, decided_by, details)

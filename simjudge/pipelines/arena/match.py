@@ -172,7 +172,8 @@ def play_side(env: Any, spec: str, seed: int, snapshot: Any, judged: bool,
 def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str = "oracle",
                handle_a: str = "A", handle_b: str = "B", margin: float = 10.0,
                speed_margin: float = 0.2, horizon: int | None = None,
-               episodes_dir: str | None = None, prefer: str | None = None) -> dict[str, Any]:
+               episodes_dir: str | None = None, prefer: str | None = None,
+               epsilon: float = 0.01) -> dict[str, Any]:
     """Play one match and judge it.
 
     Args:
@@ -189,6 +190,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
         episodes_dir: Write each side's episode record under this folder.
         prefer: Preference judge spec (``preference``) deciding from the two Φ traces
             instead of the tie rule (:func:`~.evaluator.judge_match`).
+        epsilon: Stagnation threshold ε of the OPD metrics reported per side.
 
     Returns:
         ``progress_a``, ``progress_b``, ``preference``, ``reason``, ``rule``, ``details``
@@ -203,7 +205,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
     snapshot = env.unwrapped.get_state()
     a, timing_a = play_side(env, spec_a, seed, snapshot, judged, out_dir, handle_a)
     b, timing_b = play_side(env, spec_b, seed, snapshot, judged, out_dir, handle_b)
-    verdict = judge_match(a, b, TieRule(margin, speed_margin), prefer=check_preference(prefer))
+    verdict = judge_match(a, b, TieRule(margin, speed_margin, epsilon), prefer=check_preference(prefer))
     details = dict(verdict.details)
     details["A"] = {**details["A"], "timing": timing_a}
     details["B"] = {**details["B"], "timing": timing_b}

@@ -78,7 +78,7 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
               config: Mapping[str, Any] | None = None, progress: bool = True,
               reason: str = "template", reason_llm: str | None = None,
               llm_cache: str | Path | None = None, llm_mode: str = "auto",
-              prefer: str | None = None) -> dict[str, Any]:
+              prefer: str | None = None, epsilon: float = 0.01) -> dict[str, Any]:
     """Plan and play an arena's matches (resumable); return the match counts.
 
     Args:
@@ -104,6 +104,7 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
         llm_mode: ``auto``, ``record`` or ``replay`` (recorded critiques only).
         prefer: Preference judge spec deciding each match from the Φ traces instead of the
             tie rule (``preference``); checked before any match is played.
+        epsilon: Stagnation threshold ε of the OPD metrics reported per side (recorded).
 
     Returns:
         ``{"counts": {pending, done, failed}, "db": path}``.
@@ -114,12 +115,14 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
 
     check_evaluator(evaluator)
     check_preference(prefer)
+    if not (isinstance(epsilon, int | float) and 0.0 <= epsilon < 1.0):
+        raise ArenaEvaluatorError(f"epsilon must be in [0, 1) (the STR threshold), got {epsilon!r}")
     if reason not in REASON_MODES:
         raise ArenaEvaluatorError(f"reason {reason!r} is not one of {list(REASON_MODES)}")
     run = RunDir(out)
     identity = {"policies": dict(sorted(policies.items())), "tasks": list(tasks), "seed": seed,
                 "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                "horizon": horizon, "prefer": prefer}
+                "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
     writer = _reason_writer(reason, reason_llm, out, llm_cache, llm_mode, seed)
     identity.update(reason=reason, reason_llm=writer.spec if writer is not None else None)
     run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
@@ -132,7 +135,7 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
         own = executor is None
         executor = executor or make_executor("serial")
         kwargs = {"evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                  "horizon": horizon, "prefer": prefer}
+                  "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
         counts = store.counts()
         try:
             with tqdm(total=counts["pending"] + counts["done"] + counts["failed"],

@@ -117,7 +117,8 @@ def validate_arena(out: str | Path, *, oracle_seeds: int = 10, oracle_metric: st
     if config is None or "policies" not in config:
         raise RankingError(f"{out} holds no arena run; run `simjudge arena run --out {out}` first")
     comparisons, _ = load_comparisons(out)
-    rule = TieRule(float(config["margin"]), float(config["speed_margin"]))
+    rule = TieRule(float(config["margin"]), float(config["speed_margin"]),
+                   float(config.get("epsilon", 0.01)))
     # the oracle is the simulator's truth, whatever evaluator the arena used: a judge
     # evaluator is exactly what is being validated
     episodes = run_oracle(out, config["policies"], config["tasks"], range(oracle_seeds),
