@@ -88,9 +88,9 @@ def _assets_generate(config: AssetsGenerateConfig) -> int:
 
 
 def _tasks_list(config: TasksListConfig) -> int:
-    from simjudge.tasks.spec import load_library
+    from simjudge.tasks.spec import load_composed, load_library
 
-    tasks = load_library()
+    tasks = load_library() + load_composed()  # every registered id
     if config.json:
         print(json.dumps([t.model_dump(mode="json", include={"env_id", "name", "description", "asset", "tags"}) for t in tasks], indent=2))
         return 0

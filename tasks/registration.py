@@ -1,9 +1,12 @@
 """Gymnasium ids of the built-in tasks, registered from file names alone.
 
 ``import simjudge`` calls :func:`register_builtin_tasks`; it imports only Gymnasium and reads
-only the names of the task files (``tasks/library/*.yaml`` and ``tasks/library/composed/*.yaml``),
-so importing simjudge stays cheap. A task's YAML is parsed when its env is made
-(:func:`simjudge.tasks.spec.registry.make_task_env`, the ids' entry point).
+the names of the task files (``tasks/library/*.yaml`` and ``tasks/library/composed/*.yaml``)
+and each file's top-level ``horizon:`` line, so importing simjudge stays cheap. Every id is
+registered with ``max_episode_steps`` = the task's horizon, so Gymnasium's ``TimeLimit``
+truncates there (pass ``max_episode_steps=`` to ``gym.make`` with a longer ``horizon=``). A
+task's YAML is parsed when its env is made (:func:`simjudge.tasks.spec.registry.make_task_env`,
+the ids' entry point).
 
 Example:
     >>> import gymnasium as gym
@@ -11,13 +14,17 @@ Example:
     True
     >>> gym.spec("simjudge/OpenDrawer-v0").entry_point
     'simjudge.tasks.spec.registry:make_task_env'
+    >>> gym.spec("simjudge/OpenDrawer-v0").max_episode_steps
+    100
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-__all__ = ["COMPOSED_DIR", "LIBRARY_DIR", "NAMESPACE", "builtin_ids", "register_builtin_tasks"]
+__all__ = ["COMPOSED_DIR", "LIBRARY_DIR", "NAMESPACE", "builtin_ids", "horizon_of",
+           "register_builtin_tasks"]
 
 NAMESPACE = "simjudge"
 LIBRARY_DIR = Path(__file__).resolve().parent / "library"
@@ -25,6 +32,22 @@ LIBRARY_DIR = Path(__file__).resolve().parent / "library"
 COMPOSED_DIR = LIBRARY_DIR / "composed"
 """The composed (long-horizon) task files."""
 ENTRY_POINT = "simjudge.tasks.spec.registry:make_task_env"
+DEFAULT_HORIZON = 100
+"""A task file's horizon when it states none (``TaskSpec.horizon``'s default)."""
+_HORIZON = re.compile(r"^horizon:\s*(\d+)\s*(?:#.*)?$", re.M)
+
+
+def horizon_of(env_id: str) -> int:
+    """A built-in task's horizon from its file's top-level ``horizon:`` line (no YAML parse).
+
+    ``tests/tasks/test_registration.py`` checks it equals the parsed ``TaskSpec.horizon`` of
+    every built-in task.
+    """
+    path = LIBRARY_DIR / f"{env_id}.yaml"
+    if not path.exists():
+        path = COMPOSED_DIR / f"{env_id}.yaml"
+    match = _HORIZON.search(path.read_text())
+    return int(match.group(1)) if match else DEFAULT_HORIZON
 
 
 def builtin_ids() -> list[str]:
@@ -42,5 +65,6 @@ def register_builtin_tasks() -> list[str]:
         full = f"{NAMESPACE}/{env_id}"
         ids.append(full)
         if full not in gym.registry:
-            gym.register(id=full, entry_point=ENTRY_POINT, kwargs={"task": env_id})
+            gym.register(id=full, entry_point=ENTRY_POINT, kwargs={"task": env_id},
+                         max_episode_steps=horizon_of(env_id))
     return ids
