@@ -91,7 +91,8 @@ def test_the_judge_reports_runtime_errors_from_the_lean_call(env):
     judge = CodeSuccessJudge(CODES["error"])
     judge.reset(JudgeContext())
     env.reset(seed=0)
-    reward, phi, code, note = judge.observe_fast(0, env.view, {})
+    signal = judge.observe_fast(0, env.view, {})
+    reward, phi, code, note = signal
     assert judge._lean[1] is not None
-    assert judge.explain((reward, phi, code, note)).verdict == "failure"
+    assert judge.explain(signal).verdict == "failure"  # a FastSignal, read by name
     assert "runtime error" in note and "ZeroDivisionError" in note
