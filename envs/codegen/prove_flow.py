@@ -169,6 +169,10 @@ class Flow:
                                               line), line)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             current = self.name(node.target.id, line)
+            if any(isinstance(o, Tup | Seq) for o in members(current)):
+                # list += extends the list in place: every alias of it grows too, unseen
+                raise Unproven("an augmented assignment to a list or tuple (a list grows in "
+                               "place, with every name bound to it)", line)
             self.env[node.target.id] = self.binop(_augop(node), current,
                                                   self.expr(node.value), line)
         elif isinstance(node, ast.Return):

@@ -119,6 +119,7 @@ def test_success_conditions_are_proven_or_isolated_alike() -> None:
         (("x = sorted([1.0, 2.0], key=abs)",), "keyword"),
         (("print(1, sep='-')",), "keyword"),
         (("d = {'a': 1.0}",), "Dict expressions"),
+        (("L = [0.0] * 1000", "M = L", "L += L", "x = M * 4"), "grows in place"),
     ],
 )
 def test_what_the_proof_refuses_runs_in_the_worker(lines: tuple[str, ...], reason: str) -> None:

@@ -134,6 +134,11 @@ PROOF_CASES: list[tuple[str, ...] | tuple[str, str, str, int]] = [
     ("proof-loop-work", "time",
      _body("t = 0.0", "for i in range(10**4):", "    for j in range(10**4):",
            "        t = t + float(np.sum(np.ones(4096)))")),
+    ("proof-alias-list-extend", "memory",
+     _body("L = [0.0] * 1000", "M = L", "L += L", "N = M * 4", "K = N", "N += N", "P = K * 4",
+           "Q = P", "P += P", "R = Q * 4", "x = np.array(R) + np.array(R)[:, None]")),
+    ("proof-alias-list-extend-loop", "memory",
+     _body("L = [0.0]", "M = L", "for i in range(24):", "    L += M")),
     # -- the proof's own cost -------------------------------------------------------------
     ("proof-nested-loops-analysis", "check",
      "def _compute_reward(self):\n    t = 0.0\n" + _NESTED_LOOPS + "    " * 26 + "t = t + 1.0\n"
