@@ -6,9 +6,14 @@ each side. Every model returns a :class:`Ranking` (scores, standard errors, conf
 intervals, ranks); logit-scale scores θ are displayed as 200·θ + 1500, as RoboArena does.
 
 * :func:`fit_davidson` — BT with Davidson ties: p(i ≻ j) = e^{θ_i}/Z, p(j ≻ i) = e^{θ_j}/Z,
-  p(tie) = 2ν·e^{(θ_i+θ_j)/2}/Z; Newton with backtracking line search, ridge 1e-6 on θ,
-  φ = log ν clipped to [−10, 10]; θ centred; standard errors from the pseudo-inverse of the
-  observed information.
+  p(tie) = 2ν·e^{(θ_i+θ_j)/2}/Z; Newton with backtracking line search, φ = log ν clipped to
+  [−10, 10]; θ centred. **A weak prior** θ ~ N(0, 2²) (:data:`PRIOR_SD`; ridge 1/4 on θ, i.e.
+  a policy 400 display points from the mean is one prior standard deviation away): with
+  separable data (a policy that won every comparison) the maximum-likelihood θ is infinite
+  and its standard error meaningless (±42,332 display points were printed at 40 matches);
+  the prior keeps both finite, and with many comparisons the likelihood dominates it.
+  Standard errors come from the posterior's curvature (the observed information plus the
+  prior's).
 * :func:`fit_bradley_terry` — plain BT: a tie counts as half a win for each side.
 * :func:`fit_elo` — the online baseline θ_A += K(y − σ(θ_A − θ_B)) (order-dependent).
 * :func:`fit_prog` — the PROG baseline: mean progress score per policy.
@@ -226,12 +231,24 @@ class Ranking:
                 row["display_ci"] = [float(v) for v in self.display(self.score_ci[k])]
             if self.rank_ci is not None:
                 row["rank_ci"] = [int(v) for v in self.rank_ci[k]]
+                row["resolved"] = bool(self.rank_ci[k][0] == self.rank_ci[k][1])
             out.append(row)
         return out
+
+    def resolved(self) -> bool | None:
+        """Whether every policy's rank interval is a single rank (None: no intervals yet).
+
+        A ranking is *not yet resolved* while some rank interval spans several ranks: more
+        comparisons are needed before that order can be read from it.
+        """
+        if self.rank_ci is None:
+            return None
+        return bool(np.all(self.rank_ci[:, 0] == self.rank_ci[:, 1]))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the rows plus the fit's scalars)."""
         return {"model": self.model, "scale": self.scale, "n_comparisons": self.n_comparisons,
+                "resolved": self.resolved(),
                 "log_likelihood": self.log_likelihood, "params": dict(self.params),
                 "rows": self.rows(), "details": self.details}
 
@@ -336,6 +353,11 @@ def _check_nonempty(comparisons: Sequence[Comparison], model: str) -> None:
                            "first (simjudge arena run)")
 
 
+PRIOR_SD = 2.0
+"""Standard deviation of the weak Gaussian prior on θ of BT and BT-Davidson (logit units)."""
+PRIOR_RIDGE = 1.0 / PRIOR_SD**2
+
+
 def _fit_bt(comparisons: Sequence[Comparison], policies: Sequence[str] | None, ties: bool,
             ridge: float) -> Ranking:
     model = "davidson" if ties else "bt"
@@ -348,9 +370,13 @@ def _fit_bt(comparisons: Sequence[Comparison], policies: Sequence[str] | None, t
     x, iterations = _newton(x, args, ties)
     x[:n_theta] -= x[:n_theta].mean()
     ll = _objective(x, *args[:-2], 0.0, n_theta)
-    _, hess = _grad_hess(x, *args[:-2], 0.0, n_theta)
+    _, hess = _grad_hess(x, *args[:-2], ridge, n_theta)  # the posterior's curvature
     cov = np.linalg.pinv(-hess, rcond=1e-10, hermitian=True)
-    stderr = np.sqrt(np.clip(np.diag(cov)[:n_theta], 0.0, None))
+    # the scores are centred: the errors of centred θ (the prior's variance along the common
+    # shift, which the likelihood does not see, is projected out)
+    centre = np.eye(n_theta) - 1.0 / n_theta
+    cov_theta = centre @ cov[:n_theta, :n_theta] @ centre
+    stderr = np.sqrt(np.clip(np.diag(cov_theta), 0.0, None))
     params: dict[str, float] = {"iterations": float(iterations), "ridge": ridge}
     if ties:
         params["nu"] = float(np.exp(x[-1]))
@@ -359,13 +385,14 @@ def _fit_bt(comparisons: Sequence[Comparison], policies: Sequence[str] | None, t
 
 
 def fit_davidson(comparisons: Sequence[Comparison], policies: Sequence[str] | None = None,
-                 *, ridge: float = 1e-6) -> Ranking:
+                 *, ridge: float = PRIOR_RIDGE) -> Ranking:
     """Bradley–Terry with Davidson ties, by Newton's method with line search.
 
     Args:
         comparisons: The matches.
         policies: Policies to rank (default: all seen); unseen ones score 0 (the ridge).
-        ridge: L2 penalty on θ (keeps undefeated policies finite).
+        ridge: L2 penalty on θ, the precision of the weak prior (default
+            :data:`PRIOR_RIDGE` = 1/PRIOR_SD²; keeps undefeated policies finite).
 
     Returns:
         A logit-scale ranking, θ centred, with standard errors and ``params["nu"]``.
@@ -374,7 +401,7 @@ def fit_davidson(comparisons: Sequence[Comparison], policies: Sequence[str] | No
 
 
 def fit_bradley_terry(comparisons: Sequence[Comparison], policies: Sequence[str] | None = None,
-                      *, ridge: float = 1e-6) -> Ranking:
+                      *, ridge: float = PRIOR_RIDGE) -> Ranking:
     """Plain Bradley–Terry (a tie counts as half a win for each side); see :func:`fit_davidson`."""
     return _fit_bt(comparisons, policies, False, ridge)
 

@@ -39,11 +39,12 @@ def _pair(wins, losses, ties=0):
 
 def test_two_policies_match_the_closed_form():
     # Davidson with two players: θ_a − θ_b = log(w/l), ν = t / (2 √(w l)).
-    fit = fit_davidson(_pair(12, 4, 6))
+    # (the maximum-likelihood fit: the default weak prior is switched off with a ~0 ridge)
+    fit = fit_davidson(_pair(12, 4, 6), ridge=1e-12)
     assert fit.scores[0] - fit.scores[1] == pytest.approx(math.log(12 / 4), abs=1e-5)
     assert fit.params["nu"] == pytest.approx(6 / (2 * math.sqrt(12 * 4)), rel=1e-5)
     # plain BT counts a tie as half a win each: log((12 + 3) / (4 + 3))
-    bt = fit_bradley_terry(_pair(12, 4, 6))
+    bt = fit_bradley_terry(_pair(12, 4, 6), ridge=1e-12)
     assert bt.scores[0] - bt.scores[1] == pytest.approx(math.log(15 / 7), abs=1e-5)
     assert fit.scores.sum() == pytest.approx(0.0, abs=1e-9)  # θ centred
 
@@ -153,3 +154,21 @@ def test_bad_input_is_refused_with_the_fix():
 def test_unplayed_policy_is_ranked_at_zero():
     fit = fit_davidson(_pair(5, 2), policies=["a", "b", "idle"])
     assert fit.score_of("idle") == pytest.approx(0.0, abs=1e-6)
+
+
+def test_separable_data_give_finite_scores_and_errors_under_the_weak_prior():
+    """Why: at 40 matches the arena printed Davidson errors of ±42,332 display points: a
+    policy that won every comparison has an infinite maximum-likelihood θ."""
+    from simjudge.judges.metrics.rankings import PRIOR_SD, Comparison, WIN, bootstrap
+
+    comps = [Comparison("a", "b", WIN)] * 20 + [Comparison("b", "c", WIN)] * 20
+    unregularised = fit_davidson(comps, ridge=1e-9)
+    assert 200 * unregularised.stderr.max() > 10_000  # what the report used to show
+    fit = fit_davidson(comps)
+    assert fit.order() == ["a", "b", "c"]
+    assert np.all(np.isfinite(fit.scores)) and 200 * fit.stderr.max() < 400
+    assert abs(fit.scores).max() < 3 * PRIOR_SD  # held by the prior, not at infinity
+    ranked = bootstrap(fit_davidson, comps, n_boot=30, seed=0)
+    assert ranked.resolved() is True  # every comparison agrees: a resolved order
+    few = bootstrap(fit_davidson, _pair(3, 2, 1), n_boot=30, seed=0)
+    assert few.resolved() is False and not all(r["resolved"] for r in few.rows())

@@ -88,13 +88,18 @@ def format_rankings(rankings: Mapping[str, Ranking]) -> str:
     lines = []
     for name, ranking in rankings.items():
         unit = "200θ+1500" if ranking.scale == "logit" else "progress 0-100"
-        lines.append(f"{name} ({unit}, {ranking.n_comparisons} comparisons)")
+        resolved = ranking.resolved()
+        status = "" if resolved is None else (
+            "; resolved" if resolved else "; NOT YET RESOLVED: rank intervals overlap, more "
+            "comparisons needed")
+        lines.append(f"{name} ({unit}, {ranking.n_comparisons} comparisons{status})")
         for row in ranking.rows():
             err = f" ± {row['display_stderr']:.1f}" if "display_stderr" in row else ""
             ci = row.get("display_ci")
             ci_text = f"  CI [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else ""
             rank_ci = row.get("rank_ci")
-            rank_text = f"  rank CI [{rank_ci[0]}, {rank_ci[1]}]" if rank_ci else ""
+            rank_text = (f"  rank CI [{rank_ci[0]}, {rank_ci[1]}]"
+                         + ("" if row.get("resolved", True) else "  unresolved")) if rank_ci else ""
             lines.append(f"  {row['rank']:>2d}. {row['policy']:<24s} {row['display']:8.1f}"
                          f"{err}{ci_text}{rank_text}")
     return "\n".join(lines)
