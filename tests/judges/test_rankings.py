@@ -159,7 +159,7 @@ def test_unplayed_policy_is_ranked_at_zero():
 def test_separable_data_give_finite_scores_and_errors_under_the_weak_prior():
     """Why: at 40 matches the arena printed Davidson errors of ±42,332 display points: a
     policy that won every comparison has an infinite maximum-likelihood θ."""
-    from simjudge.judges.metrics.rankings import PRIOR_SD, Comparison, WIN, bootstrap
+    from simjudge.judges.metrics.rankings import PRIOR_SD, WIN, Comparison, bootstrap
 
     comps = [Comparison("a", "b", WIN)] * 20 + [Comparison("b", "c", WIN)] * 20
     unregularised = fit_davidson(comps, ridge=1e-9)
