@@ -64,16 +64,23 @@ def _audit(config: AuditConfig) -> int:
 
 def _serve(config: ServeConfig) -> int:
     from simjudge.policies import make_policy
-    from simjudge.policies.server import PolicyServer
+    from simjudge.policies.server import PolicyServer, check_bind
+    from simjudge.policies.wire_limits import check_frame_mb, redact_secrets
 
+    check_bind(config.host, config.port, config.api_key, config.insecure)  # before any work
+    check_frame_mb(config.max_frame_mb)
     server = PolicyServer(make_policy(config.policy), host=config.host, port=config.port,
-                          api_key=config.api_key)
-    print(f"serving {config.policy} on ws://{config.host}:{config.port} "
+                          api_key=config.api_key, max_frame_mb=config.max_frame_mb,
+                          insecure=config.insecure)
+    server.start()  # bound (or a clear error) before "serving" is printed
+    print(f"serving {redact_secrets(config.policy)} on ws://{config.host}:{server.port} "
           f"(RoboArena/openpi protocol; Ctrl-C stops)", flush=True)
     try:
-        server.serve_forever()
+        server.wait()
     except KeyboardInterrupt:
         pass
+    finally:
+        server.stop()
     return 0
 
 

@@ -7,7 +7,8 @@ Wire format (the protocol's, so any openpi/RoboArena peer reads it):
   (an array of ints);
 * a NumPy scalar is a map ``__npgeneric__`` (true), ``data`` (the Python value), ``dtype``;
 * everything else is plain msgpack (str as str, bytes as bin); object, void and complex
-  dtypes are refused (no pickle, ever).
+  dtypes are refused (no pickle, ever), and so are msgpack extension types and an array
+  map whose ``shape`` does not match its ``data``.
 
 Example:
     >>> import numpy as np
@@ -56,7 +57,11 @@ def _decode(obj: dict[Any, Any]) -> Any:
     if _ARRAY in obj:
         dtype = np.dtype(obj[_DTYPE])
         _refuse(dtype)
-        return np.frombuffer(obj[_DATA], dtype=dtype).reshape(obj[_SHAPE]).copy()
+        data, shape = obj[_DATA], obj[_SHAPE]
+        if not isinstance(data, bytes) or not isinstance(shape, list | tuple) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            raise TypeError("an array map needs binary data and a shape of non-negative ints")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
     if _SCALAR in obj:
         dtype = np.dtype(obj[_DTYPE])
         _refuse(dtype)
@@ -69,6 +74,16 @@ def pack(obj: Any) -> bytes:
     return msgpack.packb(obj, default=_encode, use_bin_type=True)
 
 
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise TypeError(f"msgpack extension type {code} is not part of the policy protocol")
+
+
 def unpack(frame: bytes) -> Any:
-    """Decode one protocol frame (strings as ``str``, binary as ``bytes``)."""
-    return msgpack.unpackb(frame, object_hook=_decode, raw=False, strict_map_key=False)
+    """Decode one protocol frame (strings as ``str``, binary as ``bytes``).
+
+    Raises:
+        TypeError: An extension type, a refused dtype or a malformed array map.
+        ValueError: Bytes that are not msgpack (msgpack's own errors).
+    """
+    return msgpack.unpackb(frame, object_hook=_decode, raw=False, strict_map_key=False,
+                           ext_hook=_refuse_ext)

@@ -11,18 +11,29 @@ mode. A text frame in answer to
 ``infer`` is the server's error and raises :class:`RemotePolicyError`; after ``reset`` a
 text frame is the acknowledgement (RoboArena answers ``reset successful``).
 
-Spec: ``remote:ws://HOST:PORT[/PATH][?api_key=KEY&timeout=S&retries=N]``; the key can
-also come from the environment variable ``SIMJUDGE_POLICY_API_KEY``. Each request waits
-at most ``timeout`` seconds (default 30); a dropped connection is re-opened up to
-``retries`` times (default 2), and the request is sent again. Latency per request is kept
-in :attr:`RemotePolicy.latencies` (and the server's ``infer_ms`` in
+Spec: ``remote:ws://HOST:PORT[/PATH][?api_key=KEY&timeout=S&retries=N&max_frame_mb=M]``;
+the key can also come from the environment variable ``SIMJUDGE_POLICY_API_KEY``. Each
+request waits at most ``timeout`` seconds (default 30). A connection dropped before or
+during ``reset`` is re-opened up to ``retries`` times (default 2) and the reset sent again;
+a connection dropped during an episode fails the episode (:class:`RemoteConnectionLost`):
+the episode never goes on without a reset. Latency per request is kept in
+:attr:`RemotePolicy.latencies` (and the server's ``infer_ms`` in
 :attr:`RemotePolicy.server_ms`).
+
+The server is not trusted (:mod:`.wire_limits`): a frame larger than ``max_frame_mb``
+(default 64 MiB) is refused by websockets before it is read, every number of the metadata
+that sizes work (image resolution, cameras) and every action chunk (real floating point,
+``(N, width)`` with ``1 <= N <= 1024``, finite) is checked before use, and an undecodable
+frame (bad msgpack, msgpack ext types, a bad array map) is refused; each violation raises
+:class:`RemoteProtocolError`. API keys are recorded only as ``***``
+(:func:`redact_secrets`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import uuid
 from typing import Any
@@ -32,16 +43,33 @@ import numpy as np
 import websockets
 from websockets.sync.client import ClientConnection, connect
 
-from .base import ACTION_SPACES, Observation, PolicyError, PolicyInfo, PolicyTask
+from .base import ACTION_SPACES, Observation, PolicyError, PolicyInfo, PolicyTask, action_width
 from .codec import pack, unpack
+from .wire_limits import (
+    DEFAULT_MAX_FRAME_MB,
+    RemoteConnectionLost,
+    RemotePolicyError,
+    RemoteProtocolError,
+    check_actions,
+    check_frame_mb,
+    check_metadata,
+    frame_bytes,
+    redact_secrets,
+)
 
-__all__ = ["RemotePolicy", "RemotePolicyError", "to_wire_observation"]
+__all__ = ["RemoteConnectionLost", "RemotePolicy", "RemotePolicyError", "RemoteProtocolError",
+           "to_wire_observation", "with_frame_limit"]
 
 API_KEY_ENV = "SIMJUDGE_POLICY_API_KEY"
+_TOO_BIG = 1009  # websockets' close code for a frame over max_size
 
 
-class RemotePolicyError(PolicyError):
-    """The remote server failed, timed out or could not be reached."""
+def with_frame_limit(spec: str, max_frame_mb: float) -> str:
+    """A remote policy spec with ``max_frame_mb`` added unless it sets its own; others unchanged."""
+    text = str(spec).strip()
+    if not text.startswith(("remote:", "ws://", "wss://")) or re.search(r"[?&]max_frame_mb=", text):
+        return text
+    return f"{text}{'&' if '?' in text else '?'}max_frame_mb={max_frame_mb:g}"
 
 
 def to_wire_observation(obs: Observation, endpoint: str = "infer") -> dict[str, Any]:
@@ -64,7 +92,8 @@ def to_wire_observation(obs: Observation, endpoint: str = "infer") -> dict[str, 
 def _parse(url: str) -> tuple[str, dict[str, str]]:
     parts = urlsplit(url)
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
-        raise PolicyError(f"remote policy URL {url!r} must look like remote:ws://HOST:PORT")
+        raise PolicyError(f"remote policy URL {redact_secrets(url)!r} must look like "
+                          "remote:ws://HOST:PORT")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")), query
 
@@ -88,8 +117,10 @@ class RemotePolicy:
     def __init__(self, url: str) -> None:
         self.url, query = _parse(url)
         self.api_key = query.get("api_key") or os.environ.get(API_KEY_ENV) or None
-        self.timeout = float(query.get("timeout", 30.0))
-        self.retries = int(query.get("retries", 2))
+        self.timeout = _number(query, "timeout", 30.0, float)
+        self.retries = _number(query, "retries", 2, int)
+        self.max_frame_mb = check_frame_mb(query.get("max_frame_mb", DEFAULT_MAX_FRAME_MB),
+                                           "?max_frame_mb=")
         self.latencies: list[float] = []
         self.server_ms: list[float] = []
         self.reconnects = 0
@@ -99,6 +130,7 @@ class RemotePolicy:
         self._session = ""
         self._connect()
         space = str(self.metadata.get("action_space", "delta-translation"))
+        self._width = action_width(space)
         if space not in ACTION_SPACES:
             self.close()
             raise RemotePolicyError(
@@ -129,10 +161,13 @@ class RemotePolicy:
                 self.url,
                 additional_headers=headers,
                 compression=None,
-                max_size=None,
+                max_size=frame_bytes(self.max_frame_mb),
                 open_timeout=self.timeout,
             ))
             frame = self._ws.recv(timeout=self.timeout)
+        except websockets.ConnectionClosed as exc:
+            self._drop()
+            raise self._closed(exc, "sending its metadata") from exc
         except websockets.InvalidStatus as exc:
             raise RemotePolicyError(
                 f"server {self.url} refused the connection ({exc}); pass the right "
@@ -144,15 +179,41 @@ class RemotePolicy:
                 "with `simjudge serve POLICY --port P` or check host and port"
             ) from exc
         if isinstance(frame, str):
-            raise RemotePolicyError(f"server {self.url} sent text instead of metadata: {frame}")
-        metadata = unpack(frame)
-        self.metadata = metadata if isinstance(metadata, dict) else {}
+            self._drop()
+            raise RemoteProtocolError(f"server {self.url} sent text instead of metadata: "
+                                      f"{frame[:200]}")
+        try:
+            self.metadata = check_metadata(self._decode(frame), self.url)
+        except RemotePolicyError:
+            self._drop()
+            raise
 
-    def _request(self, message: dict[str, Any]) -> str | bytes:
+    def _decode(self, frame: bytes) -> Any:
+        """One binary frame decoded; anything undecodable is the server's protocol error."""
+        try:
+            return unpack(frame)
+        except Exception as exc:  # noqa: BLE001 - msgpack raises many types on hostile bytes
+            raise RemoteProtocolError(f"server {self.url} sent an undecodable frame "
+                                      f"({type(exc).__name__}: {str(exc)[:200]})") from exc
+
+    def _closed(self, exc: websockets.ConnectionClosed, doing: str) -> RemotePolicyError:
+        code = exc.sent.code if exc.sent is not None else exc.rcvd.code if exc.rcvd else None
+        if code == _TOO_BIG:
+            return RemoteProtocolError(
+                f"server {self.url} sent a frame over {self.max_frame_mb:g} MiB while {doing}; "
+                "raise ?max_frame_mb=... (or --max-frame-mb) if that size is expected")
+        return RemoteConnectionLost(f"connection to {self.url} closed while {doing} ({exc})")
+
+    def _request(self, message: dict[str, Any], *, reopen: bool) -> str | bytes:
+        """Send one request; only ``reopen`` requests (a reset) may re-open the connection."""
         frame = pack(message)
         for attempt in range(self.retries + 1):
             try:
                 if self._ws is None:
+                    if not reopen:
+                        raise RemoteConnectionLost(
+                            f"connection to {self.url} was lost during this episode; the episode "
+                            "fails (it never goes on without a reset)")
                     self._connect()
                     self.reconnects += 1
                 assert self._ws is not None
@@ -166,10 +227,9 @@ class RemotePolicy:
                 ) from exc
             except websockets.ConnectionClosed as exc:
                 self._drop()
-                if attempt == self.retries:
-                    raise RemotePolicyError(
-                        f"connection to {self.url} closed ({exc}) after {self.retries} reconnects"
-                    ) from exc
+                error = self._closed(exc, f"answering {message.get('endpoint', 'infer')}")
+                if not reopen or isinstance(error, RemoteProtocolError) or attempt == self.retries:
+                    raise error from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _drop(self) -> None:
@@ -184,9 +244,10 @@ class RemotePolicy:
         message = {"endpoint": "reset", "task": task.name, "seed": int(seed), "prompt": task.prompt}
         if self.metadata.get("needs_session_id"):
             message["session_id"] = self._session
-        reply = self._request(message)
-        if not isinstance(reply, str) and isinstance(unpack(reply), dict) and "error" in unpack(reply):
-            raise RemotePolicyError(f"server {self.url} failed to reset: {unpack(reply)['error']}")
+        reply = self._request(message, reopen=True)
+        data = None if isinstance(reply, str) else self._decode(reply)
+        if isinstance(data, dict) and "error" in data:
+            raise RemotePolicyError(f"server {self.url} failed to reset: {str(data['error'])[:500]}")
 
     def act(self, obs: Observation) -> np.ndarray:
         """Send ``endpoint: infer``; return the server's action chunk (``(N, 8)`` for joints)."""
@@ -194,24 +255,38 @@ class RemotePolicy:
         if self.metadata.get("needs_session_id"):
             message["session_id"] = self._session
         start = time.perf_counter()
-        reply = self._request(message)
+        reply = self._request(message, reopen=False)
         self.latencies.append(time.perf_counter() - start)
         if isinstance(reply, str):
             self._drop()
-            raise RemotePolicyError(f"policy server {self.url} failed:\n{reply}")
-        data = unpack(reply)
+            raise RemotePolicyError(f"policy server {self.url} failed:\n{reply[:4000]}")
+        data = self._decode(reply)
         if isinstance(data, dict):
-            timing = data.get("server_timing") or {}
-            if "infer_ms" in timing:
-                self.server_ms.append(float(timing["infer_ms"]))
+            timing = data.get("server_timing")
+            infer_ms = timing.get("infer_ms") if isinstance(timing, dict) else None
+            if isinstance(infer_ms, int | float | np.number) and np.isfinite(infer_ms):
+                self.server_ms.append(float(infer_ms))
             if "actions" not in data:
-                raise RemotePolicyError(f"server {self.url} replied without 'actions': {sorted(data)}")
+                keys = sorted(str(k)[:40] for k in list(data)[:20])
+                raise RemoteProtocolError(f"server {self.url} replied without 'actions': {keys}")
             data = data["actions"]
-        return np.asarray(data, dtype=np.float64)
+        return check_actions(data, self._width, self.url)
 
     def close(self) -> None:
         """Close the connection."""
         self._drop()
+
+
+def _number(query: dict[str, str], key: str, default: float, kind: type) -> Any:
+    """A positive query number (``timeout`` > 0, ``retries`` >= 0), checked."""
+    try:
+        value = kind(query.get(key, default))
+    except ValueError:
+        raise PolicyError(f"remote policy ?{key}= must be a number, got {query[key]!r}") from None
+    if value < 0 or (key == "timeout" and not 0 < value <= 3600):
+        raise PolicyError(f"remote policy ?{key}= is out of range ({query.get(key)!r}); "
+                          "timeout in (0, 3600] s, retries >= 0")
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,13 @@ The protocol, as both projects speak it:
 3. ``infer`` is answered with a binary frame ``{"actions": (N, 7), "server_timing":
    {"infer_ms": ...}}``; ``reset`` with the text frame ``reset successful`` (RoboArena).
 4. A failure is answered with a text frame holding the error, then the connection is
-   closed with code 1011 (internal error), as openpi does.
+   closed with code 1011 (internal error), as openpi does. A request is checked before the
+   policy sees it (:func:`~.wire_limits.check_request`): a malformed one (unknown endpoint,
+   wrong dtype or shape, NaN, an image over 2048 px) gets that error frame, never actions.
+
+Limits: a frame over ``max_frame_mb`` MiB (default 64) closes that connection (code 1009)
+before it is read. The API key is compared in constant time (:func:`hmac.compare_digest`);
+binding a non-loopback host without an API key is refused unless ``insecure`` is set.
 
 ``GET /healthz`` answers ``OK``.
 """
@@ -24,7 +30,9 @@ The protocol, as both projects speak it:
 from __future__ import annotations
 
 import asyncio
+import hmac
 import http
+import ipaddress
 import threading
 import time
 from typing import Any
@@ -37,8 +45,10 @@ from simjudge.tasks.spec import versions
 
 from .base import Policy, PolicyError, PolicyTask, action_width, as_chunk
 from .codec import pack, unpack
+from .wire_limits import DEFAULT_MAX_FRAME_MB, check_frame_mb, check_request, frame_bytes
 
-__all__ = ["DROID_KEYS", "PolicyServer", "from_wire_observation", "server_metadata"]
+__all__ = ["DROID_KEYS", "PolicyServer", "check_bind", "from_wire_observation", "is_loopback",
+           "server_metadata"]
 
 DROID_KEYS: dict[str, str] = {
     "observation/state": "state",
@@ -79,6 +89,32 @@ def from_wire_observation(message: dict[str, Any]) -> dict[str, Any]:
     return obs
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost``, ``127.x``, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, port: int, api_key: str | None, insecure: bool) -> None:
+    """Refuse a port outside 1..65535 (0: any free port) or an open host without a key.
+
+    Raises:
+        PolicyError: The message names the fix.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise PolicyError(f"--port must be in 1..65535, got {port!r}")
+    if not host or not host.strip():
+        raise PolicyError("--host is empty; give 127.0.0.1 (this machine) or an interface address")
+    if not is_loopback(host) and not api_key and not insecure:
+        raise PolicyError(
+            f"--host {host} accepts other machines, but no --api-key is set: give --api-key KEY "
+            "(clients send it), or --insecure to serve without one")
+
+
 def _finish(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -92,11 +128,16 @@ class PolicyServer:
         host: Interface to bind (``127.0.0.1`` by default; ``0.0.0.0`` to share it).
         port: Port; 0 picks a free one (read :attr:`port` after :meth:`start`).
         api_key: If set, clients must send ``Authorization: Api-Key <api_key>``.
+        max_frame_mb: Largest request frame read, in MiB.
+        insecure: Allow a non-loopback ``host`` without ``api_key``.
     """
 
     def __init__(
-        self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None
+        self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None,
+        *, max_frame_mb: float = DEFAULT_MAX_FRAME_MB, insecure: bool = False,
     ) -> None:
+        check_bind(host, port, api_key, insecure)
+        self.max_frame_mb = check_frame_mb(max_frame_mb)
         if policy.info.observation_needs and "privileged" in policy.info.observation_needs:
             raise PolicyError(
                 f"{policy.info.name} reads the simulator (privileged) and cannot be served to a "
@@ -136,6 +177,11 @@ class PolicyServer:
             self._thread.join(timeout)
             self._thread = None
 
+    def wait(self) -> None:
+        """Block until a server started with :meth:`start` stops (Ctrl-C interrupts)."""
+        while self._thread is not None and self._thread.is_alive():
+            self._thread.join(0.5)
+
     def __enter__(self) -> PolicyServer:
         return self.start()
 
@@ -156,7 +202,7 @@ class PolicyServer:
                 self.host,
                 self.port,
                 compression=None,
-                max_size=None,
+                max_size=frame_bytes(self.max_frame_mb),
                 process_request=self._process_request,
             )
         except OSError as exc:
@@ -173,8 +219,8 @@ class PolicyServer:
         if request.path == "/healthz":
             return connection.respond(http.HTTPStatus.OK, "OK\n")
         if self.api_key is not None:
-            given = request.headers.get("Authorization", "")
-            if given != f"Api-Key {self.api_key}":
+            given = request.headers.get("Authorization", "").encode("utf-8", "replace")
+            if not hmac.compare_digest(given, f"Api-Key {self.api_key}".encode()):
                 return connection.respond(
                     http.HTTPStatus.UNAUTHORIZED, "missing or wrong 'Authorization: Api-Key' header\n"
                 )
@@ -201,9 +247,12 @@ class PolicyServer:
     def _answer(self, frame: str | bytes) -> str | bytes:
         if isinstance(frame, str):
             raise PolicyError("requests must be binary msgpack-numpy frames, got a text frame")
-        message = unpack(frame)
-        if not isinstance(message, dict):
-            raise PolicyError(f"a request must be a map of observations, got {type(message).__name__}")
+        try:
+            message = unpack(frame)
+        except Exception as exc:  # noqa: BLE001 - msgpack raises many types on hostile bytes
+            raise PolicyError(f"undecodable request frame ({type(exc).__name__}: {str(exc)[:200]}); "
+                              "send msgpack-numpy maps") from None
+        message = check_request(message)
         endpoint = message.pop("endpoint", "infer")
         with self._lock:
             self.requests += 1

@@ -26,7 +26,7 @@ from websockets.asyncio.server import serve
 
 from simjudge.policies import PolicyTask, make_policy, run_episode
 from simjudge.policies.codec import pack, unpack
-from simjudge.policies.remote import RemotePolicyError
+from simjudge.policies.remote import RemoteConnectionLost, RemotePolicyError
 from simjudge.policies.server import PolicyServer
 from simjudge.tasks.spec import make_task_env
 
@@ -239,12 +239,19 @@ def test_client_reconnects_reports_errors_and_times_out():
         policy = make_policy(f"remote:ws://127.0.0.1:{server.port}?timeout=3")
         server.drop_after = 2
         policy.reset(PolicyTask("x", prompt="p"), 0)
-        action = policy.act({"state": np.zeros(3), "prompt": "p"})  # dropped, then re-sent
+        # dropped mid-episode: the episode fails, it never goes on without a reset
+        with pytest.raises(RemoteConnectionLost, match="closed while answering infer"):
+            policy.act({"state": np.zeros(3), "prompt": "p"})
+        with pytest.raises(RemoteConnectionLost, match="never goes on without a reset"):
+            policy.act({"state": np.zeros(3), "prompt": "p"})
+        policy.reset(PolicyTask("x", prompt="p"), 1)  # a reset re-opens the connection
+        action = policy.act({"state": np.zeros(3), "prompt": "p"})
         assert action.shape == (1, 7) and policy.reconnects == 1
         server.reply = lambda obs: "Traceback: CUDA out of memory"
         with pytest.raises(RemotePolicyError, match="CUDA out of memory"):
             policy.act({"state": np.zeros(3), "prompt": "p"})
         server.reply = lambda obs: None
+        policy.reset(PolicyTask("x", prompt="p"), 2)  # the error closed it; a new episode
         start = time.monotonic()
         with pytest.raises(RemotePolicyError, match="no answer within 3"):
             policy.act({"state": np.zeros(3), "prompt": "p"})

@@ -51,6 +51,8 @@ class AuditConfig(ExecutorOptions):
         out: Run directory (required for ``run``).
         resume: Continue a run already in ``out`` (same config): nothing lost or repeated.
         report: Write ``report.html``.
+        max_frame_mb: Largest frame read from a remote policy server, in MiB (a remote
+            spec's own ``?max_frame_mb=`` wins).
     """
 
     action: str = option("run", positional=True)
@@ -67,6 +69,7 @@ class AuditConfig(ExecutorOptions):
     out: str | None = None
     resume: bool = False
     report: bool = True
+    max_frame_mb: float = 64.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,12 +100,17 @@ class ServeConfig:
     Attributes:
         policy: The policy spec to serve (``random``, ``sb3:PATH.zip``,
             ``module:function``; privileged oracles cannot be served).
-        host: Interface to bind (``0.0.0.0`` to accept other machines).
-        port: Port to listen on.
+        host: Interface to bind (``0.0.0.0`` to accept other machines: needs ``--api-key``
+            or ``--insecure``).
+        port: Port to listen on (1..65535).
         api_key: Require the header ``Authorization: Api-Key <api_key>``.
+        max_frame_mb: Largest request frame read, in MiB.
+        insecure: Serve a non-loopback ``--host`` without ``--api-key``.
     """
 
     policy: str = option(positional=True)
     host: str = "127.0.0.1"
     port: int = 8000
     api_key: str | None = None
+    max_frame_mb: float = 64.0
+    insecure: bool = False

@@ -20,6 +20,8 @@ from simjudge.judges import JudgeRecord, make_judge
 from simjudge.judges.episode import EpisodeRecord
 from simjudge.judges.metrics import calibrate_epsilon
 from simjudge.policies import make_policy, run_episode
+from simjudge.policies.remote import with_frame_limit
+from simjudge.policies.wire_limits import DEFAULT_MAX_FRAME_MB, redact_secrets
 from simjudge.tasks.spec import load_task, make_task_env, read_json
 
 __all__ = [
@@ -117,12 +119,16 @@ def episode_job(
     epsilon: dict[str, float],
     horizon: int | None,
     video: bool,
+    max_frame_mb: float = DEFAULT_MAX_FRAME_MB,
 ) -> dict[str, Any]:
-    """One audited episode of policy ``name`` on ``task`` from the ``seed`` snapshot."""
+    """One audited episode of policy ``name`` on ``task`` from the ``seed`` snapshot.
+
+    A remote policy reads frames of at most ``max_frame_mb`` MiB (unless its spec sets its own).
+    """
     snapshot = f"{task}__s{seed:03d}"
     folder = Path(run_root) / "episodes" / name / task / f"s{seed:03d}"
     env, records = _wrap(_env(task, horizon), folder, judges, epsilon)
-    policy = make_policy(spec)
+    policy = make_policy(with_frame_limit(spec, max_frame_mb))
     try:
         prompt = read_json(Path(run_root) / "snapshots" / f"{snapshot}.json")["prompt"]
         result = run_episode(
@@ -149,7 +155,7 @@ def episode_job(
     timing["physics_seconds"] = max(timing["env_seconds"] - judge_seconds, 0.0)
     return {
         "policy": name,
-        "spec": policy.info.spec or spec,
+        "spec": redact_secrets(policy.info.spec or spec),
         "policy_info": policy.info.to_dict(),
         "task": task,
         "seed": seed,

@@ -30,6 +30,7 @@ from simjudge.executors import Job, JobResult, JobStore, executor_from
 from simjudge.executors.base import ExecutorError
 from simjudge.policies import PolicyError
 from simjudge.policies.registry import check_policy_spec
+from simjudge.policies.wire_limits import check_frame_mb, redact_secrets
 from simjudge.tasks.spec import RunDir, builtin_ids, read_json, versions, write_json
 
 from .config import AuditConfig, AuditRescoreConfig
@@ -105,8 +106,12 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
         raise PolicyError(f"--seeds must be >= 1, got {config.seeds}")
     if not config.out:
         raise PolicyError("give the run directory: --out RUN")
+    check_frame_mb(config.max_frame_mb)
     run = RunDir(config.out)
-    record = {"command": "audit", **asdict(config), "policies": policies, "tasks": tasks}
+    # API keys never reach config.json, audit.json or report.html: recorded as ***
+    record = {"command": "audit", **asdict(config), "tasks": tasks,
+              "policy": [redact_secrets(p) for p in config.policy],
+              "policies": {n: redact_secrets(s) for n, s in policies.items()}}
     for key in ("action", "run"):
         record.pop(key, None)
     run.prepare(record, resume=config.resume, identity=[k for k in record if k not in _VOLATILE])
@@ -131,7 +136,8 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
         jobs = [
             Job(f"{name}__{t}__s{s:03d}", episode_job, kwargs={
                 "run_root": root, "name": name, "spec": spec, "task": t, "seed": s, "judges": judges,
-                "epsilon": epsilon, "horizon": config.horizon, "video": s < videos})
+                "epsilon": epsilon, "horizon": config.horizon, "video": s < videos,
+                "max_frame_mb": config.max_frame_mb})
             for name, spec in policies.items() for t in tasks for s in seeds
         ]
         executor.map(jobs, JobStore(run.root, results="results"), desc="episodes", progress=progress)
