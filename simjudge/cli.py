@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``simjudge`` console script.
 
     Arguments are checked before any work starts (:mod:`simjudge.tasks.spec.config_checks`:
-    counts, text sizes, output folders, input files). Whatever stops a command is printed
+    counts, text sizes, output folders, input files; :mod:`simjudge.cli_checks`: judge and
+    policy names). Whatever stops a command is printed
     as the error, the file and the fix (:func:`simjudge.cli_errors.report_error`), never
     as a traceback unless ``--debug`` is given; the exit status is 2 for bad input.
     """
@@ -117,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = [w for w in words if w != "--debug"]
     args = _parser_for(command_path(words)).parse_args(words)
 
+    from simjudge.cli_checks import check_names
     from simjudge.cli_configs import CONFIG_DEST, config_from_args
     from simjudge.cli_errors import report_error
     from simjudge.tasks.spec.config_checks import check_input_file, check_paths, check_values
@@ -127,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_input_file(str(config_file), "--config")
         config = config_from_args(args)
         check_values(config)
+        check_names(config)  # judge and policy names, with "did you mean"
         check_paths(config)
         return int(args._handler(config))
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,71 @@ def test_console_script_exit_status_and_output():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--candidates must be at least 1, got 0" in done.stderr
+
+
+# ------------------------------------------------- issue 39 part 5: validate before work
+
+AUDIT = ["audit", "--policy", "r=random", "--tasks", "OpenDrawer-v0"]
+ARENA = ["arena", "run", "--policy", "a=random", "--policy", "b=zero", "--tasks", "OpenDrawer-v0"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    ([*AUDIT, "--horizon", "-3"], "--horizon must be at least 1, got -3"),
+    ([*AUDIT, "--horizon", "0"], "--horizon must be at least 1, got 0"),
+    ([*AUDIT, "--seeds", "0"], "--seeds must be at least 1, got 0"),
+    (["judge-bench", "--pairs", "-4"], "--pairs must be at least 1, got -4"),
+    ([*ARENA, "--matches", "-1"], "--matches must be at least 1, got -1"),
+    ([*ARENA, "--horizon", "-3"], "--horizon must be at least 1"),
+    ([*AUDIT, "--judge", "privilegd"], "--judge privilegd: unknown judge 'privilegd'"),
+    (["judge-bench", "--judge", "noisyy"], "Did you mean 'noisy'?"),
+    ([*AUDIT, "--policy", "x=randm"], "--policy x=randm: unknown policy 'randm'"),
+    ([*ARENA, "--policy", "c=oracle-nosy"], "Did you mean 'oracle-noisy'?"),
+    ([*AUDIT, "--max-frame-mb", "0"], "--max-frame-mb must be in (0, 4096] MiB"),
+])
+def test_run_arguments_are_refused_before_any_work(capsys, tmp_path, argv, message):
+    out = tmp_path / "run"
+    start = time.monotonic()
+    code, err = run(capsys, *argv, "--out", str(out))
+    seconds = time.monotonic() - start
+    assert code == 2 and message in err, err
+    assert len(err.strip().splitlines()) == 1, err  # one line
+    assert seconds < 1.0, f"{seconds:.1f} s: checked only after work started"
+    assert not out.exists(), "refused before any work: no run directory"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["serve", "random", "--port", "99999"], "--port must be in 1..65535, got 99999"),
+    (["serve", "random", "--port", "0"], "--port must be at least 1, got 0"),
+    (["serve", "randm"], "POLICY randm: unknown policy 'randm'"),
+    (["serve", "random", "--host", "0.0.0.0"], "give --api-key KEY (clients send it), or --insecure"),
+    (["serve", "random", "--max-frame-mb", "-1"], "--max-frame-mb must be in (0, 4096] MiB"),
+])
+def test_serve_arguments_are_refused_before_serving(capsys, argv, message):
+    start = time.monotonic()
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err, captured.err
+    assert "serving" not in captured.out and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert time.monotonic() - start < 1.0
+
+
+@pytest.mark.parametrize("command", [AUDIT, ARENA, ["judge-bench"]])
+def test_out_that_holds_the_users_files_is_refused(capsys, tmp_path, command):
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("mine")
+    code, err = run(capsys, *command, "--out", str(folder))
+    assert code == 2 and f"--out {folder} is a folder with 1 other entry (thesis.tex)" in err
+    assert "no config.json" in err and "give a new or empty folder" in err
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]  # nothing written beside
+
+
+def test_out_that_is_an_empty_folder_or_a_run_is_accepted(capsys, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    argv = [*AUDIT, "--seeds", "1", "--horizon", "3", "--epsilon", "0.01", "--videos", "0",
+            "--executor", "serial", "--no-report"]
+    assert main([*argv, "--out", str(empty)]) == 0
+    assert main([*argv, "--out", str(empty), "--resume"]) == 0  # a run now: resumable
+    capsys.readouterr()

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -145,6 +145,7 @@ class JudgeBenchConfig(ExecutorOptions):
         ConfigError: An unknown section.
     """
 
+    OUT_IS_RUN: ClassVar[bool] = True  # --out must be new, empty or a simjudge run
     judges: tuple[str, ...] = option(("privileged",), flag="--judge", repeat=True)
     tasks: tuple[str, ...] = option(DEFAULT_TASKS, shown_default="default")
     pairs: int = 300

@@ -7,13 +7,15 @@ traceback (or, worse, silent acceptance: ``--candidates 0`` ran an empty loop, a
 task name was stored in the pool and pasted into prompts). The rules go by field name, so
 they hold for every command, those added later included:
 
-- counts (:data:`AT_LEAST`): ``candidates``, ``workers`` ... at least 1; ``top_k``,
-  ``repair_rounds``, ``seed`` ... at least 0;
+- counts (:data:`AT_LEAST`, :data:`AT_MOST`): ``candidates``, ``workers``, ``horizon``,
+  ``pairs``, ``matches``, ``seeds`` ... at least 1; ``top_k``, ``repair_rounds``, ``seed`` ...
+  at least 0; ``port`` in 1..65535;
 - text (:data:`MAX_CHARS`): a task name (``task``, ``name``, ``object``) at most
   :data:`MAX_NAME_CHARS` characters on one line, a description at most
   :data:`MAX_DESCRIPTION_CHARS`;
 - paths: ``out`` (an output folder, or a file when it has a file suffix) must be creatable
-  and writable; input files (``solution`` when it names a file, ``tasks_from``, ``--config``)
+  and writable, and the run folder of a command whose config says ``OUT_IS_RUN = True``
+  must be new, empty or a simjudge run (it holds ``config.json``), never the user's files; input files (``solution`` when it names a file, ``tasks_from``, ``--config``)
   must exist and be UTF-8 text, and YAML/JSON ones must parse.
 
 Example:
@@ -44,15 +46,19 @@ from typing import Any
 
 from .config import ConfigError
 
-__all__ = ["AT_LEAST", "MAX_CHARS", "MAX_DESCRIPTION_CHARS", "MAX_NAME_CHARS", "PathError",
-           "check_input_file", "check_out", "check_paths", "check_values"]
+__all__ = ["AT_LEAST", "AT_MOST", "MAX_CHARS", "MAX_DESCRIPTION_CHARS", "MAX_NAME_CHARS",
+           "PathError", "check_input_file", "check_out", "check_paths",
+           "check_run_folder", "check_values"]
 
 AT_LEAST: dict[str, int] = {
     "candidates": 1, "workers": 1, "n_envs": 1, "base": 1, "k": 1, "epochs": 1,
-    "max_tokens": 1, "budget_steps": 1,
+    "max_tokens": 1, "budget_steps": 1, "horizon": 1, "pairs": 1, "matches": 1, "seeds": 1,
+    "port": 1,
     "top_k": 0, "repair_rounds": 0, "propose_tasks": 0, "completions": 0, "n": 0, "seed": 0,
 }
 """Smallest allowed value of integer options, by field name (None values are not checked)."""
+AT_MOST: dict[str, int] = {"port": 65535}
+"""Largest allowed value of integer options, by field name."""
 MAX_NAME_CHARS = 200
 MAX_DESCRIPTION_CHARS = 2000
 MAX_CHARS: dict[str, int] = {"task": MAX_NAME_CHARS, "name": MAX_NAME_CHARS,
@@ -96,6 +102,9 @@ def check_values(config: Any) -> None:
             if value < least:
                 raise ConfigError(f"{_flag(name)} must be at least {least}, got {value}; pass "
                                   f"{_flag(name)} {least} or more")
+        if name in AT_MOST and isinstance(value, int) and value > AT_MOST[name]:
+            raise ConfigError(f"{_flag(name)} must be in {AT_LEAST.get(name, 0)}..{AT_MOST[name]}, "
+                              f"got {value}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{_flag(name)} must be a finite number, got {value}")
         if name == "temperature" and isinstance(value, float) and not 0.0 <= value <= 2.0:
@@ -169,6 +178,24 @@ def check_out(value: str, flag: str = "--out", *, is_file: bool | None = None) -
                           "write to, or change its permissions")
 
 
+def check_run_folder(value: str, flag: str = "--out") -> None:
+    """Refuse a run folder that holds files but no simjudge run (no ``config.json``).
+
+    Raises:
+        PathError: The folder, what is in it and the fix.
+    """
+    path = Path(value).expanduser()
+    if not path.is_dir() or (path / "config.json").is_file():
+        return
+    entries = sorted(p.name for p in path.iterdir())
+    if entries:
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise PathError(value, f"{flag} {value} is a folder with {len(entries)} other entr"
+                        f"{'y' if len(entries) == 1 else 'ies'} ({shown}) and no simjudge run in "
+                        "it (no config.json); give a new or empty folder (e.g. "
+                        f"{path / 'run'}), or move those files away")
+
+
 def check_input_file(value: str, flag: str) -> None:
     """Check an input file: it exists, is UTF-8 text, and (YAML/JSON) parses.
 
@@ -237,6 +264,8 @@ def check_paths(config: Any, config_file: str | None = None) -> None:
     out = values.get("out")
     if isinstance(out, str):
         check_out(out, is_file=getattr(type(config), "OUT_IS_FILE", None))
+        if getattr(type(config), "OUT_IS_RUN", False):
+            check_run_folder(out)
     for name in INPUT_FILES:
         if isinstance(values.get(name), str):
             check_input_file(values[name], _flag(name))

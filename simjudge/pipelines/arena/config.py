@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from simjudge.executors import ExecutorOptions
 from simjudge.tasks.spec.config import option
@@ -66,6 +66,7 @@ class ArenaRunConfig(ExecutorOptions):
         report: Rank and write ``report.html`` at the end.
     """
 
+    OUT_IS_RUN: ClassVar[bool] = True  # --out must be new, empty or a simjudge run
     policy: tuple[str, ...] = option(repeat=True)
     tasks: tuple[str, ...]
     matches: int = 100

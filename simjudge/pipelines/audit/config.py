@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from simjudge.executors import ExecutorOptions
 from simjudge.tasks.spec.config import option
@@ -55,6 +56,7 @@ class AuditConfig(ExecutorOptions):
             spec's own ``?max_frame_mb=`` wins).
     """
 
+    OUT_IS_RUN: ClassVar[bool] = True  # --out must be new, empty or a simjudge run
     action: str = option("run", positional=True)
     run: str | None = option(None, positional=True)
     policy: tuple[str, ...] = option((), repeat=True)
