@@ -324,3 +324,22 @@ def test_a_remote_spec_with_bad_limits_fails_before_connecting():
     with pytest.raises(PolicyError) as info:
         make_policy(f"remote:http://x?api_key={SECRET}")
     assert SECRET not in str(info.value) and "api_key=***" in str(info.value)
+
+
+def test_an_arena_with_a_keyed_remote_policy_records_the_key_nowhere(tmp_path, capsys):
+    from simjudge.cli import main
+
+    out = tmp_path / "arena"
+    with PolicyServer(make_policy("random"), port=0, api_key=SECRET) as keyed:
+        code = main(["arena", "run", "--policy", f"k=remote:ws://127.0.0.1:{keyed.port}?api_key={SECRET}",
+                     "--policy", "z=zero", "--tasks", "OpenDrawer-v0", "--matches", "2", "--horizon", "4",
+                     "--episodes", "--executor", "serial", "--out", str(out)])
+        assert keyed.requests > 0  # the key was sent and accepted: matches were played
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert SECRET not in captured.out + captured.err
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert any(p.name == "arena.sqlite" for p in files) and any(p.name == "report.html" for p in files)
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), path
+    assert "api_key=***" in json.loads((out / "config.json").read_text())["policies"]["k"]

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from simjudge.judges.metrics.rankings import Comparison, Ranking, RankingError
+from simjudge.policies.wire_limits import redact_secrets
 from simjudge.tasks.spec.rundir import RunDir, RunDirCorruptError
 
 from .critique import REASON_MODES, ReasonWriter, make_reason_writer
@@ -120,7 +121,11 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
     if reason not in REASON_MODES:
         raise ArenaEvaluatorError(f"reason {reason!r} is not one of {list(REASON_MODES)}")
     run = RunDir(out)
-    identity = {"policies": dict(sorted(policies.items())), "tasks": list(tasks), "seed": seed,
+    # API keys never reach config.json or the database: recorded as ***; matches use `policies`
+    recorded = {name: redact_secrets(spec) for name, spec in sorted(policies.items())}
+    config = {**config, "policy": [redact_secrets(p) for p in config["policy"]]} if (
+        config and isinstance(config.get("policy"), list | tuple)) else config
+    identity = {"policies": recorded, "tasks": list(tasks), "seed": seed,
                 "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
                 "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
     writer = _reason_writer(reason, reason_llm, out, llm_cache, llm_mode, seed)
@@ -128,7 +133,7 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
     run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
                 identity=_identity_keys(run, reason))
     with ArenaStore(run.path(DB_FILE)) as store:
-        store.register_policies(policies)
+        store.register_policies(recorded)
         plan_matches(store, matches, tasks, seed)
         pending = store.planned("pending")
         job_store = JobStore(run.root, results="match_results")
