@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
+from simjudge.envs.errors import SimjudgeError
+
 __all__ = [
     "INT_CAP",
     "MAX_ELEMENTS",
@@ -55,7 +57,7 @@ INT_CAP = 2**2100
 _MAX_UNION = 8
 
 
-class Unproven(Exception):  # noqa: N818 - a verdict, not an error of the caller
+class Unproven(SimjudgeError):  # noqa: N818 - a verdict, not an error of the caller
     """The code is outside the provable subset; ``reason`` says where and why."""
 
     def __init__(self, reason: str, line: int | None = None) -> None:

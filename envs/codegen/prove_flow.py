@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from simjudge.envs.errors import SimjudgeError
+
 from .costtypes import (
     NONE,
     TOKEN,
@@ -35,7 +37,7 @@ MAX_ROUNDS = 6
 """Rounds of a loop body's analysis before its types must have settled."""
 
 
-class _Return(Exception):  # noqa: N818 - control flow of the analysis
+class _Return(SimjudgeError):  # noqa: N818 - control flow of the analysis
     pass
 
 

@@ -13,7 +13,7 @@ Example:
     <BLANKLINE>
     why:
       - 'dial' is link_1 (joint_1, free knob, ...)
-      - joint_1: open (turn), amount 'a quarter' -> [0.15, 0.35] of its range; grip link_1
+      - joint_1: open ('turn the dial a quarter turn'), amount 'a quarter turn' -> [0.15, 0.35]
     0
 """
 

@@ -28,7 +28,7 @@ Example:
     ...                 "StorageFurniture-0")
     >>> t = d.goal.targets[0]
     >>> (t.joint, t.link, t.low, t.high, t.direction)
-    ('joint_0', 'link_1', 0.6, 1.0, 'open')
+    ('joint_0', 'link_1', 0.775, 1.0, 'open')
     >>> derive_goal("Open Drawer", "Open the drawer.", "StorageFurniture-0").goal is None
     True
 """
