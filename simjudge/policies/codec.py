@@ -8,7 +8,10 @@ Wire format (the protocol's, so any openpi/RoboArena peer reads it):
 * a NumPy scalar is a map ``__npgeneric__`` (true), ``data`` (the Python value), ``dtype``;
 * everything else is plain msgpack (str as str, bytes as bin); object, void and complex
   dtypes are refused (no pickle, ever), and so are msgpack extension types and an array
-  map whose ``shape`` does not match its ``data``.
+  map whose ``shape`` does not match its ``data``;
+* a frame decodes to at most :data:`MAX_ITEMS` list and map elements in all (at most
+  :data:`MAX_CONTAINER` in one list or map): a small frame cannot become a huge Python
+  object (one byte of msgpack per element, 8 or more bytes per decoded reference).
 
 Example:
     >>> import numpy as np
@@ -25,7 +28,12 @@ from typing import Any
 import msgpack
 import numpy as np
 
-__all__ = ["pack", "unpack"]
+__all__ = ["MAX_CONTAINER", "MAX_ITEMS", "pack", "unpack"]
+
+MAX_ITEMS = 1 << 20
+"""Most list and map elements one frame may decode to (arrays travel as binary, uncounted)."""
+MAX_CONTAINER = 1 << 16
+"""Most elements of one list or map."""
 
 _ARRAY, _SCALAR = b"__ndarray__", b"__npgeneric__"
 _DATA, _DTYPE, _SHAPE = b"data", b"dtype", b"shape"
@@ -78,12 +86,36 @@ def _refuse_ext(code: int, data: bytes) -> Any:
     raise TypeError(f"msgpack extension type {code} is not part of the policy protocol")
 
 
+class _Budget:
+    """Counts the elements of the lists and maps of one frame as they are decoded."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise ValueError(f"frame decodes to more than {MAX_ITEMS} list/map elements; send "
+                             "numbers in arrays (binary), not as long msgpack lists")
+
+    def list_hook(self, items: list[Any]) -> list[Any]:
+        self.spend(len(items))
+        return items
+
+    def object_hook(self, obj: dict[Any, Any]) -> Any:
+        self.spend(len(obj))
+        return _decode(obj)
+
+
 def unpack(frame: bytes) -> Any:
     """Decode one protocol frame (strings as ``str``, binary as ``bytes``).
 
     Raises:
         TypeError: An extension type, a refused dtype or a malformed array map.
-        ValueError: Bytes that are not msgpack (msgpack's own errors).
+        ValueError: Bytes that are not msgpack (msgpack's own errors), or a frame over the
+            element budget (:data:`MAX_ITEMS`, :data:`MAX_CONTAINER`).
     """
-    return msgpack.unpackb(frame, object_hook=_decode, raw=False, strict_map_key=False,
-                           ext_hook=_refuse_ext)
+    budget = _Budget(MAX_ITEMS)
+    return msgpack.unpackb(frame, object_hook=budget.object_hook, list_hook=budget.list_hook,
+                           raw=False, strict_map_key=False, ext_hook=_refuse_ext,
+                           max_array_len=MAX_CONTAINER, max_map_len=MAX_CONTAINER)

@@ -39,8 +39,9 @@ from simjudge.policies.wire_limits import check_actions, check_metadata
 pytestmark = pytest.mark.timeout(120)
 
 RSS_BOUND_MB = 400
-"""Peak RSS allowed for the audit process (measured here: about 150 MB with all cases, an
-80 MiB frame among them; the unbounded client rendered 10.7 GB frames for
+"""Peak RSS allowed for the audit process (measured here: about 280 MB with all cases, an
+80 MiB frame and 35-46 MiB container bombs among them; 950 MB before the codec counted
+decoded elements; the unbounded client rendered 10.7 GB frames for
 ``image_resolution: [30000, 30000]`` and the audit died)."""
 SECRET = "s3cret-Key-0xA7"
 META = {"image_resolution": [32, 32], "needs_wrist_camera": False, "n_external_cameras": 0,
@@ -82,6 +83,11 @@ CASES: dict[str, tuple[dict[str, Any], Any, str]] = {
     "invalid_msgpack": (META, b"\xc1\xc1\xc1\xc1", "RemoteProtocolError: .*undecodable"),
     "ext_type": (META, msgpack.packb({"actions": msgpack.ExtType(42, b"x" * 64)}),
                  "RemoteProtocolError: .*extension type 42"),
+    # small frames that decode to huge containers: 1 byte per element, 8+ bytes per reference
+    "array_bomb": (META, msgpack.packb({"actions": [[0] * 60_000] * 800}),
+                   "RemoteProtocolError: .*undecodable.*elements"),
+    "map_bomb": (META, msgpack.packb({"actions": [{i: 0 for i in range(60_000)}] * 150}),
+                 "RemoteProtocolError: .*undecodable.*elements"),
 }
 
 
@@ -150,8 +156,10 @@ def hostile_audit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[di
     with HostileServers(CASES) as hostile, PolicyServer(make_policy("random"), port=0,
                                                         api_key=SECRET) as keyed:
         policies = ["rnd=random", f"keyed=remote:ws://127.0.0.1:{keyed.port}?api_key={SECRET}"]
-        policies += [f"{name}=remote:ws://127.0.0.1:{port}?timeout=1&retries=0"
-                     for name, port in hostile.ports.items()]
+        # a short timeout only where the wait is the case: a loaded machine must not turn
+        # another case into a time-out
+        policies += [f"{name}=remote:ws://127.0.0.1:{port}?timeout={1 if name == 'never_answers' else 15}"
+                     "&retries=0" for name, port in hostile.ports.items()]
         start = time.monotonic()
         proc = subprocess.run([sys.executable, "-c", AUDIT, json.dumps(policies), str(out)],
                               capture_output=True, text=True, timeout=110,
