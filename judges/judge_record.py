@@ -323,8 +323,8 @@ class _Finished(NamedTuple):
             context=context.to_dict() if context else {},
             epsilon=recorder.epsilon,
             k=recorder.k,
-            versions={**library_versions(), "backend": getattr(
-                getattr(recorder.env.unwrapped, "backend", None), "name", None)},
+            versions={**library_versions(), "backend": str(getattr(
+                getattr(recorder.env.unwrapped, "backend", None), "name", "unknown"))},
         )
         explain = judge.explain
         form = self.action_form

@@ -158,7 +158,8 @@ class JudgePanel(Judge):
         if votes is None or votes[0] != (w1, w2, self._total_weight):  # made once per weights
             codes = (SUCCESS_CODE, FAILURE_CODE, UNDECIDED_CODE)
             table = {
-                c1: {c2: self._combined([(0.0, None, c1, None), (0.0, None, c2, None)])[2]
+                c1: {c2: self._combined([FastSignal(0.0, None, c1, None),
+                                     FastSignal(0.0, None, c2, None)]).code
                      for c2 in codes}
                 for c1 in codes
             }

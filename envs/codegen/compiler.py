@@ -152,8 +152,12 @@ class CompiledCode:
         if not self._runs_here(proof):
             self.runs_in = "worker"
             self.reason = self._worker_reason(proof)
-            self._bound, self._runs, self.traced = None, [], False
-            self.constant_calls, self._block_function, self._entry_call = (), False, None
+            self._bound: tuple[object, Callable[[], Any] | None, Any] | None = None
+            self._runs: list[RunState] = []
+            self.traced = False
+            self.constant_calls: tuple[ConstantCall, ...] = ()
+            self._block_function = False
+            self._entry_call: Callable[[], Any] | None = None
             return  # nothing of the code runs in this process, not even its module
         if not proof.proven and self.kind == "primitive":
             self.reason = ("primitive blocks run in this process (they call the executor's "
@@ -175,7 +179,7 @@ class CompiledCode:
         self._code: CodeType = compile_guarded(tree)
         self._looping = looping_code_objects(self._code)
         self.traced = bool(self._looping) or analysis.fanout > UNTRACED_CALL_FANOUT
-        self.constant_calls: tuple[ConstantCall, ...] = () if self.traced else calls
+        self.constant_calls = () if self.traced else calls
         """Constant state-API calls answered from the view's per-step reading (see resolve)."""
         self._resolved_code: CodeType | None = None
         """Constant calls resolved, guards of known types dropped (see _bind)."""
@@ -188,9 +192,9 @@ class CompiledCode:
         self._reads_only = self._resolved_code is not None and reads_only(
             self._resolved_code, entry_name, {c.slot for c in calls}
         )
-        self._bound: tuple[object, Callable[[], Any] | None, Any] | None = None
+        self._bound = None
         self._token = StateToken()
-        self._runs: list[RunState] = []
+        self._runs = []
         self._return_line: int | None = None
         self._entry_takes_self = False
         self._entry_name = self.entry
@@ -209,7 +213,7 @@ class CompiledCode:
         base["self"] = self._token
         self._base = base
         base["__sj_missing"] = _MISSING
-        self._entry_call: Callable[[], Any] | None = None
+        self._entry_call = None
         if self._block_function:
             self._entry_name, self._entry_takes_self = BLOCK_FUNCTION, True
         if loads_once:

@@ -82,7 +82,7 @@ _BUILTINS = frozenset({"abs", "all", "any", "bool", "divmod", "enumerate", "floa
                        "len", "list", "max", "min", "pow", "print", "range", "reversed", "round",
                        "sorted", "sum", "tuple", "zip"})
 _LAZY = frozenset({"range", "enumerate", "zip"})
-_CONSTANTS = {"np.pi": FLOAT, "np.e": FLOAT, "np.inf": FLOAT, "np.nan": FLOAT,
+_CONSTANTS: dict[str, Type] = {"np.pi": FLOAT, "np.e": FLOAT, "np.inf": FLOAT, "np.nan": FLOAT,
               "np.newaxis": NONE, "math.pi": FLOAT, "math.e": FLOAT, "math.tau": FLOAT,
               "math.inf": FLOAT, "math.nan": FLOAT}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -470,8 +470,8 @@ def _binop(op: str, a: Type, b: Type, line: int | None) -> Type:
     if op == "+" and isinstance(a, Tup) and isinstance(b, Tup):
         return Tup(a.items + b.items)
     if op == "+" and isinstance(a, Tup | Seq) and isinstance(b, Tup | Seq):
-        (ia, ca), (ib, cb) = _iterate(a, line), _iterate(b, line)
-        return Seq(join(ia, ib), ca + cb)
+        (item_a, ca), (item_b, cb) = _iterate(a, line), _iterate(b, line)
+        return Seq(join(item_a, item_b), ca + cb)
     raise Unproven(f"the operator {op} on these values (repetition or formatting) is not "
                    "in the proven subset", line)
 

@@ -424,7 +424,7 @@ def child_main(fd: int) -> None:
             reply = ("err", CodeResourceError("ran out of memory in the sandbox"), "")
         except Exception as exc:
             reply = ("err", CodeRuntimeError(f"{type(exc).__name__}: {exc}"), "")
-        if reply[0] == "err":
+        if reply[0] == "err" and isinstance(reply[1], BaseException):
             _drop_frames(reply[1])
         try:
             data = pickle.dumps(reply)

@@ -196,13 +196,13 @@ def repair_start(solution: Solution, goal: TaskGoal) -> Solution:
                 continue
             current = (obj.get("joint_init") or {}).get(joint)
             target = targets.get((name, joint))
-            number = isinstance(current, int | float)
+            value = float(current) if isinstance(current, int | float) else None
             unset_but_done = current is None and target is not None and target.contains(0.0)
-            bad = current == "random" or (number and target is not None
-                                         and target.contains(float(current)))
+            bad = current == "random" or (value is not None and target is not None
+                                         and target.contains(value))
             cond = stated.get((name, joint))  # a start the words state: the scene obeys it
             against_words = cond is not None and not cond.holds(
-                float(current) if number else 0.0)
+                value if value is not None else 0.0)
             if unset_but_done or bad or against_words:
                 obj["joint_init"] = {**(obj.get("joint_init") or {}), joint: start}
                 notes.append(f"{name}/{joint} starts at {start:.2f} of its range (proposed: "

@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["AXIS_WORDS", "ORDINAL_NUMBERS", "SAME", "Spatial", "pick", "world_centres"]
 
@@ -96,7 +97,7 @@ def _groups(items: list[tuple[float, object]]) -> list[list[object]]:
     return groups
 
 
-def _middle(parts: list, where: dict) -> tuple[list, str | None]:
+def _middle(parts: list[Any], where: dict[Any, Any]) -> tuple[list[Any], str | None]:
     spreads = [max(where[p][k] for p in parts) - min(where[p][k] for p in parts)
                for k in range(3)]
     axis = max(range(3), key=lambda k: spreads[k])
@@ -106,7 +107,7 @@ def _middle(parts: list, where: dict) -> tuple[list, str | None]:
     return groups[len(groups) // 2], None
 
 
-def pick(parts: list, where: dict, requests: list[Spatial]) -> tuple[list, list[str]]:
+def pick(parts: list[Any], where: dict[Any, Any], requests: list[Spatial]) -> tuple[list[Any], list[str]]:
     """The parts the spatial requests keep, and how (or why they do not resolve).
 
     Args:
