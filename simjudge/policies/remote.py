@@ -62,6 +62,8 @@ __all__ = ["RemoteConnectionLost", "RemotePolicy", "RemotePolicyError", "RemoteP
 
 API_KEY_ENV = "SIMJUDGE_POLICY_API_KEY"
 _TOO_BIG = 1009  # websockets' close code for a frame over max_size
+MAX_METADATA_BYTES = 1 << 20
+"""Largest metadata frame read (1 MiB): the metadata is recorded with every episode."""
 
 
 def with_frame_limit(spec: str, max_frame_mb: float) -> str:
@@ -182,6 +184,11 @@ class RemotePolicy:
             self._drop()
             raise RemoteProtocolError(f"server {self.url} sent text instead of metadata: "
                                       f"{frame[:200]}")
+        if len(frame) > MAX_METADATA_BYTES:  # it is recorded with every episode
+            self._drop()
+            raise RemoteProtocolError(f"server {self.url} sent {len(frame)} bytes of metadata; at "
+                                      f"most {MAX_METADATA_BYTES} are read (it is recorded with "
+                                      "every episode)")
         try:
             self.metadata = check_metadata(self._decode(frame), self.url)
         except RemotePolicyError:

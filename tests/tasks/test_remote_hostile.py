@@ -78,6 +78,8 @@ CASES: dict[str, tuple[dict[str, Any], Any, str]] = {
                         "RemoteProtocolError: .*image_resolution"),
     "huge_cameras": ({**META, "n_external_cameras": 10**9}, None,
                      "RemoteProtocolError: .*n_external_cameras"),
+    "huge_metadata": ({**META, "notes": "x" * (8 * 2**20)}, None,
+                      "RemoteProtocolError: .*bytes of metadata; at most 1048576"),
     "never_answers": (META, "stall", "RemotePolicyError: .*no answer within 1"),
     "closes_mid_episode": (META, "close", "RemoteConnectionLost: .*closed while answering infer"),
     "invalid_msgpack": (META, b"\xc1\xc1\xc1\xc1", "RemoteProtocolError: .*undecodable"),
