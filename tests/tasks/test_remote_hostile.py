@@ -353,3 +353,26 @@ def test_an_arena_with_a_keyed_remote_policy_records_the_key_nowhere(tmp_path, c
     for path in files:
         assert SECRET.encode() not in path.read_bytes(), path
     assert "api_key=***" in json.loads((out / "config.json").read_text())["policies"]["k"]
+
+
+def test_the_frame_limit_is_the_specs_or_the_audits():
+    from simjudge.policies import PolicyTask
+    from simjudge.policies.remote import RemoteProtocolError, with_frame_limit
+
+    big = {"big": (META, pack({"actions": np.zeros((1, 7)), "pad": b"\0" * (3 * 2**20)}), "")}
+    with HostileServers(big) as server:
+        url = f"remote:ws://127.0.0.1:{server.ports['big']}?timeout=10"
+        obs = {"state": np.zeros(3, np.float32), "prompt": "p"}
+        policy = make_policy(with_frame_limit(url, 2))  # the audit's --max-frame-mb 2
+        policy.reset(PolicyTask("x", prompt="p"), 0)
+        with pytest.raises(RemoteProtocolError, match="frame over 2 MiB"):
+            policy.act(obs)
+        policy.close()
+        spec = with_frame_limit(f"{url}&max_frame_mb=8", 2)  # the spec's own limit wins
+        assert spec.endswith("max_frame_mb=8")
+        policy = make_policy(spec)
+        policy.reset(PolicyTask("x", prompt="p"), 0)
+        assert policy.act(obs).shape == (1, 7)
+        policy.close()
+    assert with_frame_limit("random", 2) == "random"
+    assert with_frame_limit("ws://h:1", 2.5) == "ws://h:1?max_frame_mb=2.5"
