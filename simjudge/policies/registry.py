@@ -142,8 +142,9 @@ def make_policy(spec: str) -> Policy:
     head, _, rest = spec.partition(":")
     if head == "remote":
         from .remote import RemotePolicy
+        from .wire_limits import redact_secrets
 
-        return _with_spec(RemotePolicy(rest), re.sub(r"api_key=[^&]*", "api_key=***", spec))
+        return _with_spec(RemotePolicy(rest), redact_secrets(spec))
     if head == "sb3":
         from .sb3 import SB3Policy
 

@@ -145,7 +145,7 @@ class RemotePolicy:
             action_space=space,
             observation_needs=_needs(self.metadata),
             image_size=(int(size[0]), int(size[1])),
-            metadata={"url": self.url, "server": _plain(self.metadata)},
+            metadata={"url": redact_secrets(self.url), "server": _plain(self.metadata)},
         )
 
     @property

@@ -27,6 +27,8 @@ Example:
     simjudge.policies.wire_limits.RemoteProtocolError: server srv sent actions of dtype datetime64[s]; actions must be real floating point (float16/32/64)
     >>> redact_secrets("remote:ws://h:1?api_key=s3cret&timeout=2")
     'remote:ws://h:1?api_key=***&timeout=2'
+    >>> redact_secrets("remote:ws://me:pw@h:1/x")
+    'remote:ws://***@h:1/x'
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ _PROPRIO = {"observation/joint_position": 7, "observation/cartesian_position": 6
             "observation/gripper_position": 1}
 _IMAGES = ("observation/exterior_image_1_left", "observation/wrist_image_left")
 _SECRET = re.compile(r"(api[_-]?key=)[^&,\s]*", re.IGNORECASE)
+_USERINFO = re.compile(r"(wss?://)[^/@\s]*@", re.IGNORECASE)
 
 
 class RemotePolicyError(PolicyError):
@@ -86,8 +89,8 @@ class RemoteConnectionLost(RemotePolicyError):
 
 
 def redact_secrets(text: str) -> str:
-    """``text`` with every ``api_key=VALUE`` written ``api_key=***``."""
-    return _SECRET.sub(r"\1***", str(text))
+    """``text`` with ``api_key=VALUE`` as ``api_key=***`` and ``ws://user:pw@`` as ``ws://***@``."""
+    return _USERINFO.sub(r"\1***@", _SECRET.sub(r"\1***", str(text)))
 
 
 def check_frame_mb(value: Any, where: str = "--max-frame-mb") -> float:
