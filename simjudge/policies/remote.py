@@ -118,6 +118,7 @@ class RemotePolicy:
 
     def __init__(self, url: str) -> None:
         self.url, query = _parse(url)
+        self._shown = redact_secrets(self.url)  # the url as messages and records show it
         self.api_key = query.get("api_key") or os.environ.get(API_KEY_ENV) or None
         self.timeout = _number(query, "timeout", 30.0, float)
         self.retries = _number(query, "retries", 2, int)
@@ -136,7 +137,7 @@ class RemotePolicy:
         if space not in ACTION_SPACES:
             self.close()
             raise RemotePolicyError(
-                f"server {self.url} acts in {space!r}; simjudge executes {list(ACTION_SPACES)}: "
+                f"server {self._shown} acts in {space!r}; simjudge executes {list(ACTION_SPACES)}: "
                 "serve the policy with one of those action spaces"
             )
         size = self.metadata.get("image_resolution") or (224, 224)
@@ -145,7 +146,7 @@ class RemotePolicy:
             action_space=space,
             observation_needs=_needs(self.metadata),
             image_size=(int(size[0]), int(size[1])),
-            metadata={"url": redact_secrets(self.url), "server": _plain(self.metadata)},
+            metadata={"url": self._shown, "server": _plain(self.metadata)},
         )
 
     @property
@@ -172,25 +173,25 @@ class RemotePolicy:
             raise self._closed(exc, "sending its metadata") from exc
         except websockets.InvalidStatus as exc:
             raise RemotePolicyError(
-                f"server {self.url} refused the connection ({exc}); pass the right "
+                f"server {self._shown} refused the connection ({exc}); pass the right "
                 f"?api_key=... or set {API_KEY_ENV}"
             ) from exc
         except (OSError, TimeoutError, websockets.WebSocketException) as exc:
             raise RemotePolicyError(
-                f"cannot reach policy server {self.url} within {self.timeout} s ({exc}); start it "
+                f"cannot reach policy server {self._shown} within {self.timeout} s ({exc}); start it "
                 "with `simjudge serve POLICY --port P` or check host and port"
             ) from exc
         if isinstance(frame, str):
             self._drop()
-            raise RemoteProtocolError(f"server {self.url} sent text instead of metadata: "
+            raise RemoteProtocolError(f"server {self._shown} sent text instead of metadata: "
                                       f"{frame[:200]}")
         if len(frame) > MAX_METADATA_BYTES:  # it is recorded with every episode
             self._drop()
-            raise RemoteProtocolError(f"server {self.url} sent {len(frame)} bytes of metadata; at "
+            raise RemoteProtocolError(f"server {self._shown} sent {len(frame)} bytes of metadata; at "
                                       f"most {MAX_METADATA_BYTES} are read (it is recorded with "
                                       "every episode)")
         try:
-            self.metadata = check_metadata(self._decode(frame), self.url)
+            self.metadata = check_metadata(self._decode(frame), self._shown)
         except RemotePolicyError:
             self._drop()
             raise
@@ -200,16 +201,16 @@ class RemotePolicy:
         try:
             return unpack(frame)
         except Exception as exc:  # noqa: BLE001 - msgpack raises many types on hostile bytes
-            raise RemoteProtocolError(f"server {self.url} sent an undecodable frame "
+            raise RemoteProtocolError(f"server {self._shown} sent an undecodable frame "
                                       f"({type(exc).__name__}: {str(exc)[:200]})") from exc
 
     def _closed(self, exc: websockets.ConnectionClosed, doing: str) -> RemotePolicyError:
         code = exc.sent.code if exc.sent is not None else exc.rcvd.code if exc.rcvd else None
         if code == _TOO_BIG:
             return RemoteProtocolError(
-                f"server {self.url} sent a frame over {self.max_frame_mb:g} MiB while {doing}; "
+                f"server {self._shown} sent a frame over {self.max_frame_mb:g} MiB while {doing}; "
                 "raise ?max_frame_mb=... (or --max-frame-mb) if that size is expected")
-        return RemoteConnectionLost(f"connection to {self.url} closed while {doing} ({exc})")
+        return RemoteConnectionLost(f"connection to {self._shown} closed while {doing} ({exc})")
 
     def _request(self, message: dict[str, Any], *, reopen: bool) -> str | bytes:
         """Send one request; only ``reopen`` requests (a reset) may re-open the connection."""
@@ -219,7 +220,7 @@ class RemotePolicy:
                 if self._ws is None:
                     if not reopen:
                         raise RemoteConnectionLost(
-                            f"connection to {self.url} was lost during this episode; the episode "
+                            f"connection to {self._shown} was lost during this episode; the episode "
                             "fails (it never goes on without a reset)")
                     self._connect()
                     self.reconnects += 1
@@ -229,7 +230,7 @@ class RemotePolicy:
             except TimeoutError as exc:
                 self._drop()
                 raise RemotePolicyError(
-                    f"policy server {self.url} gave no answer within {self.timeout} s; raise "
+                    f"policy server {self._shown} gave no answer within {self.timeout} s; raise "
                     "?timeout=... or check the server"
                 ) from exc
             except websockets.ConnectionClosed as exc:
@@ -254,7 +255,7 @@ class RemotePolicy:
         reply = self._request(message, reopen=True)
         data = None if isinstance(reply, str) else self._decode(reply)
         if isinstance(data, dict) and "error" in data:
-            raise RemotePolicyError(f"server {self.url} failed to reset: {str(data['error'])[:500]}")
+            raise RemotePolicyError(f"server {self._shown} failed to reset: {str(data['error'])[:500]}")
 
     def act(self, obs: Observation) -> np.ndarray:
         """Send ``endpoint: infer``; return the server's action chunk (``(N, 8)`` for joints)."""
@@ -266,7 +267,7 @@ class RemotePolicy:
         self.latencies.append(time.perf_counter() - start)
         if isinstance(reply, str):
             self._drop()
-            raise RemotePolicyError(f"policy server {self.url} failed:\n{reply[:4000]}")
+            raise RemotePolicyError(f"policy server {self._shown} failed:\n{reply[:4000]}")
         data = self._decode(reply)
         if isinstance(data, dict):
             timing = data.get("server_timing")
@@ -275,9 +276,9 @@ class RemotePolicy:
                 self.server_ms.append(float(infer_ms))
             if "actions" not in data:
                 keys = sorted(str(k)[:40] for k in list(data)[:20])
-                raise RemoteProtocolError(f"server {self.url} replied without 'actions': {keys}")
+                raise RemoteProtocolError(f"server {self._shown} replied without 'actions': {keys}")
             data = data["actions"]
-        return check_actions(data, self._width, self.url)
+        return check_actions(data, self._width, self._shown)
 
     def close(self) -> None:
         """Close the connection."""

@@ -376,3 +376,18 @@ def test_the_frame_limit_is_the_specs_or_the_audits():
         policy.close()
     assert with_frame_limit("random", 2) == "random"
     assert with_frame_limit("ws://h:1", 2.5) == "ws://h:1?max_frame_mb=2.5"
+
+
+def test_credentials_in_the_url_stay_out_of_messages_and_records():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(PolicyError, match="cannot reach") as info:  # nothing listens there
+        make_policy(f"remote:ws://me:{SECRET}@127.0.0.1:{port}?timeout=1")
+    assert SECRET not in str(info.value) and "ws://***@127.0.0.1" in str(info.value)
+    with PolicyServer(make_policy("random"), port=0) as server:
+        policy = make_policy(f"remote:ws://me:{SECRET}@127.0.0.1:{server.port}?api_key={SECRET}")
+        assert SECRET not in json.dumps(policy.info.to_dict())
+        policy.close()
