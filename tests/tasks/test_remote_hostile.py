@@ -82,6 +82,8 @@ CASES: dict[str, tuple[dict[str, Any], Any, str]] = {
                       "RemoteProtocolError: .*bytes of metadata; at most 1048576"),
     "never_answers": (META, "stall", "RemotePolicyError: .*no answer within 1"),
     "closes_mid_episode": (META, "close", "RemoteConnectionLost: .*closed while answering infer"),
+    "closes_after_two_chunks": (META, "close_after_2",
+                                "RemoteConnectionLost: .*closed while answering infer"),
     "invalid_msgpack": (META, b"\xc1\xc1\xc1\xc1", "RemoteProtocolError: .*undecodable"),
     "ext_type": (META, msgpack.packb({"actions": msgpack.ExtType(42, b"x" * 64)}),
                  "RemoteProtocolError: .*extension type 42"),
@@ -118,10 +120,14 @@ class HostileServers:
     def _handler(self, metadata: dict[str, Any], reply: Any) -> Callable[[Any], Any]:
         async def handle(ws: Any) -> None:
             await ws.send(pack(metadata))
+            answered = 0
             async for frame in ws:
                 if unpack(frame).get("endpoint") == "reset":
                     await ws.send("reset successful")
-                elif reply == "close":
+                elif reply == "close_after_2" and answered < 2:  # two good chunks, then gone
+                    answered += 1
+                    await ws.send(pack({"actions": np.zeros((1, 7), np.float32)}))
+                elif reply in ("close", "close_after_2"):
                     await ws.close()
                     return
                 elif reply == "stall":
