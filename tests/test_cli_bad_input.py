@@ -257,6 +257,7 @@ def test_out_that_holds_the_users_files_is_refused(capsys, tmp_path, command):
     code, err = run(capsys, *command, "--out", str(folder))
     assert code == 2 and f"--out {folder} is a folder with 1 other entry (thesis.tex)" in err
     assert "no config.json" in err and "give a new or empty folder" in err
+    assert len(err.strip().splitlines()) == 1, err
     assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]  # nothing written beside
 
 

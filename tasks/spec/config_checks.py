@@ -182,7 +182,7 @@ def check_run_folder(value: str, flag: str = "--out") -> None:
     """Refuse a run folder that holds files but no simjudge run (no ``config.json``).
 
     Raises:
-        PathError: The folder, what is in it and the fix.
+        ConfigError: The folder, what is in it and the fix (one line: the folder is named).
     """
     path = Path(value).expanduser()
     if not path.is_dir() or (path / "config.json").is_file():
@@ -190,7 +190,7 @@ def check_run_folder(value: str, flag: str = "--out") -> None:
     entries = sorted(p.name for p in path.iterdir())
     if entries:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
-        raise PathError(value, f"{flag} {value} is a folder with {len(entries)} other entr"
+        raise ConfigError(f"{flag} {value} is a folder with {len(entries)} other entr"
                         f"{'y' if len(entries) == 1 else 'ies'} ({shown}) and no simjudge run in "
                         "it (no config.json); give a new or empty folder (e.g. "
                         f"{path / 'run'}), or move those files away")
