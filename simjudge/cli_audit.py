@@ -71,7 +71,7 @@ def _serve(config: ServeConfig) -> int:
     check_frame_mb(config.max_frame_mb)
     server = PolicyServer(make_policy(config.policy), host=config.host, port=config.port,
                           api_key=config.api_key, max_frame_mb=config.max_frame_mb,
-                          insecure=config.insecure)
+                          insecure=config.insecure, max_connections=config.max_connections)
     server.start()  # bound (or a clear error) before "serving" is printed
     print(f"serving {redact_secrets(config.policy)} on ws://{config.host}:{server.port} "
           f"(RoboArena/openpi protocol; Ctrl-C stops)", flush=True)

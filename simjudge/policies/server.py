@@ -130,14 +130,20 @@ class PolicyServer:
         api_key: If set, clients must send ``Authorization: Api-Key <api_key>``.
         max_frame_mb: Largest request frame read, in MiB.
         insecure: Allow a non-loopback ``host`` without ``api_key``.
+        max_connections: Open connections served at once; more are answered HTTP 503.
     """
 
     def __init__(
         self, policy: Policy, host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None,
         *, max_frame_mb: float = DEFAULT_MAX_FRAME_MB, insecure: bool = False,
+        max_connections: int = 32,
     ) -> None:
         check_bind(host, port, api_key, insecure)
         self.max_frame_mb = check_frame_mb(max_frame_mb)
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+            raise PolicyError(f"--max-connections must be an integer >= 1, got {max_connections!r}")
+        self.max_connections = max_connections
+        self._open = 0
         if policy.info.observation_needs and "privileged" in policy.info.observation_needs:
             raise PolicyError(
                 f"{policy.info.name} reads the simulator (privileged) and cannot be served to a "
@@ -224,9 +230,20 @@ class PolicyServer:
                 return connection.respond(
                     http.HTTPStatus.UNAUTHORIZED, "missing or wrong 'Authorization: Api-Key' header\n"
                 )
+        if self._open >= self.max_connections:
+            return connection.respond(
+                http.HTTPStatus.SERVICE_UNAVAILABLE,
+                f"busy: {self._open} connections open (--max-connections); try again later\n")
         return None
 
     async def _handle(self, websocket: ServerConnection) -> None:
+        self._open += 1  # the event loop's thread only: no lock needed
+        try:
+            await self._serve_connection(websocket)
+        finally:
+            self._open -= 1
+
+    async def _serve_connection(self, websocket: ServerConnection) -> None:
         await websocket.send(pack(server_metadata(self.policy)))
         while True:
             try:

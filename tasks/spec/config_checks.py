@@ -53,7 +53,7 @@ __all__ = ["AT_LEAST", "AT_MOST", "MAX_CHARS", "MAX_DESCRIPTION_CHARS", "MAX_NAM
 AT_LEAST: dict[str, int] = {
     "candidates": 1, "workers": 1, "n_envs": 1, "base": 1, "k": 1, "epochs": 1,
     "max_tokens": 1, "budget_steps": 1, "horizon": 1, "pairs": 1, "matches": 1, "seeds": 1,
-    "port": 1,
+    "port": 1, "max_connections": 1,
     "top_k": 0, "repair_rounds": 0, "propose_tasks": 0, "completions": 0, "n": 0, "seed": 0,
 }
 """Smallest allowed value of integer options, by field name (None values are not checked)."""

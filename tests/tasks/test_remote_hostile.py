@@ -397,3 +397,19 @@ def test_credentials_in_the_url_stay_out_of_messages_and_records():
         policy = make_policy(f"remote:ws://me:{SECRET}@127.0.0.1:{server.port}?api_key={SECRET}")
         assert SECRET not in json.dumps(policy.info.to_dict())
         policy.close()
+
+
+def test_serve_caps_open_connections_and_frees_the_slot_on_close():
+    with PolicyServer(make_policy("random"), port=0, max_connections=2) as server:
+        with connect(server.url) as first, connect(server.url) as second:
+            first.recv(timeout=5)
+            second.recv(timeout=5)
+            with pytest.raises(websockets.InvalidStatus, match="503"):
+                connect(server.url, open_timeout=5)
+        deadline = time.monotonic() + 5
+        while server._open and time.monotonic() < deadline:  # the handlers notice the closes
+            time.sleep(0.02)
+        with connect(server.url) as third:
+            assert isinstance(unpack(third.recv(timeout=5)), dict)
+    with pytest.raises(PolicyError, match="max-connections"):
+        PolicyServer(make_policy("random"), port=0, max_connections=0)

@@ -108,6 +108,7 @@ class ServeConfig:
         api_key: Require the header ``Authorization: Api-Key <api_key>``.
         max_frame_mb: Largest request frame read, in MiB.
         insecure: Serve a non-loopback ``--host`` without ``--api-key``.
+        max_connections: Connections served at once; more are answered HTTP 503.
     """
 
     policy: str = option(positional=True)
@@ -116,3 +117,4 @@ class ServeConfig:
     api_key: str | None = None
     max_frame_mb: float = 64.0
     insecure: bool = False
+    max_connections: int = 32
