@@ -62,7 +62,7 @@ def _arena_run(config: ArenaRunConfig) -> int:
             llm_mode=config.llm_mode, prefer=config.prefer, epsilon=config.epsilon)
     counts = summary["counts"]
     print(f"{counts['done']} matches played, {counts['failed']} failed, {counts['pending']} "
-          f"pending; database {summary['db']}")
+          f"pending ({summary['played']} by this process); database {summary['db']}")
     if config.report and counts["done"]:
         _rank_and_report(config.out, config.bootstrap, config.seed, None, True)
     return 0 if counts["done"] else 1

@@ -172,3 +172,30 @@ def _walk(items):
             yield from _walk(item.values())
         elif isinstance(item, list):
             yield from _walk(item)
+
+
+@pytest.mark.slow
+def test_four_concurrent_writers_play_each_match_once(tmp_path):
+    """Why: four concurrent `arena run --resume` processes on one run each played all the
+    matches, and two raced on the same match_results file."""
+    import re
+    import subprocess
+    import sys
+
+    out = tmp_path / "arena"
+    argv = ["--policy", "good=oracle", "--policy", "idle=zero", "--tasks", "OpenDrawer-v0",
+            "--horizon", "20", "--seed", "7", "--no-report", "--out", str(out)]
+    code = "import sys; from simjudge.cli import main; sys.exit(main(sys.argv[1:]))"
+    first = subprocess.run([sys.executable, "-c", code, "arena", "run", "--matches", "2", *argv],
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    writers = [subprocess.Popen([sys.executable, "-c", code, "arena", "run", "--matches", "14",
+                                 "--resume", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outputs = [w.communicate(timeout=600) for w in writers]
+    assert all(w.returncode == 0 for w in writers), [e[-1500:] for _, e in outputs]
+    played = [int(re.search(r"\((\d+) by this process\)", o).group(1)) for o, _ in outputs]
+    assert sum(played) == 12, played  # each of the 12 new matches once, by one writer
+    with ArenaStore(out / "arena.sqlite") as store:
+        assert store.counts() == {"pending": 0, "done": 14, "failed": 0}
+    assert len(list((out / "match_results").rglob("*.json"))) >= 14

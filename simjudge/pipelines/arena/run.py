@@ -25,6 +25,9 @@ Example:
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,7 +111,9 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
         epsilon: Stagnation threshold ε of the OPD metrics reported per side (recorded).
 
     Returns:
-        ``{"counts": {pending, done, failed}, "db": path}``.
+        ``{"counts": {pending, done, failed}, "db": path, "played": n}``: ``played`` is what
+        this call played; matches claimed by another writer on the same run (another
+        ``arena run --resume`` process) are left to it.
     """
     from tqdm import tqdm
 
@@ -135,19 +140,29 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
     with ArenaStore(run.path(DB_FILE)) as store:
         store.register_policies(recorded)
         plan_matches(store, matches, tasks, seed)
-        pending = store.planned("pending")
         job_store = JobStore(run.root, results="match_results")
         own = executor is None
         executor = executor or make_executor("serial")
         kwargs = {"evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
                   "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
         counts = store.counts()
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        tried: set[str] = set()
+        played = 0
         try:
             with tqdm(total=counts["pending"] + counts["done"] + counts["failed"],
                       initial=counts["done"] + counts["failed"], desc="arena matches",
                       unit="match", disable=not progress) as bar:
-                for start in range(0, len(pending), BATCH):
-                    batch = pending[start:start + BATCH]
+                while True:
+                    # claim the next pending matches through the database: several writers
+                    # on one run (arena run --resume in several processes) share the work,
+                    # and each match is played once
+                    free = [m for m in store.planned("pending") if m.match_id not in tried]
+                    held = set(store.claim([m.match_id for m in free][:BATCH], owner))
+                    batch = [m for m in free if m.match_id in held]
+                    if not batch:
+                        break
+                    tried.update(held)
                     jobs = [Job(m.match_id, play_match,
                                 args=(m.task, m.seed, policies[m.policy_a], policies[m.policy_b]),
                                 kwargs={**kwargs, "handle_a": m.handle_a, "handle_b": m.handle_b,
@@ -160,13 +175,15 @@ def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str]
                         if writer is not None and r.ok:  # the text only; the verdict stays
                             value = writer.apply(value, task=task_of[r.key])
                         store.record(_result(r.key, value, r.ok, r.reason, evaluator))
+                        played += 1
                         bar.update(1)
         finally:
+            store.release(owner)
             if own:
                 executor.close()
             if writer is not None:
                 writer.close()
-        return {"counts": store.counts(), "db": str(store.path)}
+        return {"counts": store.counts(), "db": str(store.path), "played": played}
 
 
 def _identity_keys(run: RunDir, reason: str) -> tuple[str, ...]:

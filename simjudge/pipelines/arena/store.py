@@ -74,6 +74,9 @@ CREATE TABLE IF NOT EXISTS results (
     reason TEXT NOT NULL DEFAULT '', details TEXT NOT NULL DEFAULT '{}',
     error TEXT NOT NULL DEFAULT '', recorded_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS matches_status ON matches(status);
+CREATE TABLE IF NOT EXISTS claims (
+    match_id TEXT PRIMARY KEY REFERENCES matches(match_id), owner TEXT NOT NULL,
+    expires REAL NOT NULL);
 """
 
 
@@ -297,6 +300,35 @@ class ArenaStore:
         for policy, n in self._conn.execute("SELECT policy, COUNT(*) FROM sides GROUP BY policy"):
             counts[str(policy)] = int(n)
         return counts
+
+    # -- claims (several writers on one run) ----------------------------------------
+    def claim(self, match_ids: list[str], owner: str, lease_s: float = 900.0) -> list[str]:
+        """Claim pending matches for ``owner``; return the ones it now holds, in order.
+
+        A match is claimed when it is still pending and nobody else holds an unexpired claim
+        on it (one write transaction, so two processes never both get it). A claim expires
+        after ``lease_s`` seconds: the matches of a writer that died are played by the next.
+        """
+        now = time.time()
+        got = []
+        with self._write() as db:
+            for match_id in match_ids:
+                row = db.execute("SELECT m.status, c.owner, c.expires FROM matches m LEFT JOIN "
+                                 "claims c ON c.match_id = m.match_id WHERE m.match_id = ?",
+                                 (match_id,)).fetchone()
+                if row is None or row[0] != "pending":
+                    continue
+                if row[1] is not None and row[1] != owner and float(row[2]) > now:
+                    continue
+                db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)",
+                           (match_id, owner, now + lease_s))
+                got.append(match_id)
+        return got
+
+    def release(self, owner: str) -> None:
+        """Drop ``owner``'s claims (its matches are recorded, or it gives them back)."""
+        with self._write() as db:
+            db.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     # -- results --------------------------------------------------------------------
     def record(self, result: MatchResult) -> bool:
