@@ -220,6 +220,9 @@ ARENA = ["arena", "run", "--policy", "a=random", "--policy", "b=zero", "--tasks"
     ([*AUDIT, "--policy", "x=randm"], "--policy x=randm: unknown policy 'randm'"),
     ([*ARENA, "--policy", "c=oracle-nosy"], "Did you mean 'oracle-noisy'?"),
     ([*AUDIT, "--max-frame-mb", "0"], "--max-frame-mb must be in (0, 4096] MiB"),
+    ([*AUDIT, "--policy", "x=remote:ws://127.0.0.1:9?timeout=-1&api_key=k3y"],
+     "remote policy ?timeout= is out of range"),
+    ([*AUDIT, "--policy", "x=remote:http://127.0.0.1:9"], "must look like remote:ws://HOST:PORT"),
 ])
 def test_run_arguments_are_refused_before_any_work(capsys, tmp_path, argv, message):
     out = tmp_path / "run"

@@ -111,12 +111,17 @@ def _from_callable(spec: str) -> Policy:
 def check_policy_spec(spec: str) -> None:
     """Raise :class:`PolicyError` now for a registered-name spec that cannot be built.
 
-    Cheap (nothing is loaded or connected): ``sb3:``, ``remote:`` and ``module:function``
-    specs are checked when the policy is made.
+    Cheap (nothing is loaded or connected): a ``remote:`` spec's URL and options are
+    checked here; ``sb3:`` and ``module:function`` specs when the policy is made.
     """
     spec = str(spec).strip()
     head, _, rest = spec.partition(":")
-    if spec.startswith(("ws://", "wss://")) or head in _PREFIXES:
+    if spec.startswith(("ws://", "wss://")) or head == "remote":
+        from .remote import check_remote_spec
+
+        check_remote_spec(rest if head == "remote" else spec)
+        return
+    if head in _PREFIXES:
         return
     if head not in POLICIES and rest and _MODULE.match(head) and "=" not in rest:
         return

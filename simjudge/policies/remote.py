@@ -58,7 +58,7 @@ from .wire_limits import (
 )
 
 __all__ = ["RemoteConnectionLost", "RemotePolicy", "RemotePolicyError", "RemoteProtocolError",
-           "to_wire_observation", "with_frame_limit"]
+           "check_remote_spec", "to_wire_observation", "with_frame_limit"]
 
 API_KEY_ENV = "SIMJUDGE_POLICY_API_KEY"
 _TOO_BIG = 1009  # websockets' close code for a frame over max_size
@@ -120,10 +120,7 @@ class RemotePolicy:
         self.url, query = _parse(url)
         self._shown = redact_secrets(self.url)  # the url as messages and records show it
         self.api_key = query.get("api_key") or os.environ.get(API_KEY_ENV) or None
-        self.timeout = _number(query, "timeout", 30.0, float)
-        self.retries = _number(query, "retries", 2, int)
-        self.max_frame_mb = check_frame_mb(query.get("max_frame_mb", DEFAULT_MAX_FRAME_MB),
-                                           "?max_frame_mb=")
+        self.timeout, self.retries, self.max_frame_mb = _options(query)
         self.latencies: list[float] = []
         self.server_ms: list[float] = []
         self.reconnects = 0
@@ -283,6 +280,21 @@ class RemotePolicy:
     def close(self) -> None:
         """Close the connection."""
         self._drop()
+
+
+def check_remote_spec(url: str) -> None:
+    """Check a remote spec's URL and options without connecting (``simjudge audit`` does first).
+
+    Raises:
+        PolicyError: Not ``ws://HOST:PORT``, or a bad ``timeout``/``retries``/``max_frame_mb``.
+    """
+    _options(_parse(url)[1])
+
+
+def _options(query: dict[str, str]) -> tuple[float, int, float]:
+    """``timeout``, ``retries`` and ``max_frame_mb`` of a remote spec's query, checked."""
+    return (_number(query, "timeout", 30.0, float), _number(query, "retries", 2, int),
+            check_frame_mb(query.get("max_frame_mb", DEFAULT_MAX_FRAME_MB), "?max_frame_mb="))
 
 
 def _number(query: dict[str, str], key: str, default: float, kind: type) -> Any:
