@@ -52,6 +52,9 @@ def _audit(config: AuditConfig) -> int:
             t = cell["all"] or {}
             row = "".join(f"{t.get(k, float('nan')):>7.1f}" for k in ("MC", "MP", "PPL", "CRA", "STR"))
             print(f"{policy:<22}{cell['success']['rate']:>10.1f}{row}{t.get('MC@100', float('nan')):>8.1f}")
+        warning = audit.get("worlds", {}).get(task, {}).get("warning")
+        if warning:
+            print(f"warning: {warning}")
     failed = audit["failed_jobs"]
     print(f"\n{audit['episodes']} episodes, {len(failed)} failed; wrote {out / 'audit.json'}"
           + (f" and {out / 'report.html'}" if (out / "report.html").exists() else ""))

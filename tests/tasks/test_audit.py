@@ -65,11 +65,13 @@ def test_tables_rank_the_oracle_above_its_failures(audit_run):
     oracle, wrong, rnd = rows["oracle"], rows["wrong"], rows["rnd"]
     assert oracle["success"]["rate"] == 100.0 and wrong["success"]["rate"] == 0.0
     lo, hi = oracle["success"]["lo"], oracle["success"]["hi"]
-    assert 0 < lo < 100 and hi == 100.0  # Wilson interval of 2/2
+    assert 0 < lo < 100 and hi == 100.0  # Wilson interval of k/k
     assert oracle["all"]["MP"] == 100.0 and oracle["all"]["MC@100"] == 100.0
     assert wrong["all"]["MP"] < 50 and rnd["all"]["MP"] < 5
     assert set(oracle["all"]["ci"]) >= {"MC", "MP", "PPL", "CRA", "STR", "MC@25"}
-    assert oracle["success_only"]["n"] == 2 and wrong["success_only"] is None
+    # the deterministic oracle's replays of one world count once (issue 38: distinct worlds)
+    distinct = audit["worlds"]["OpenDrawer-v0"]["distinct"]
+    assert oracle["success_only"]["n"] == distinct and wrong["success_only"] is None
     prints = audit["fingerprints"]["privileged"]["OpenDrawer-v0"]
     assert prints["oracle"]["failure_type"] == "no failures"
     assert prints["rnd"]["n_failed"] == 2
@@ -170,3 +172,26 @@ def test_policy_arguments_and_statistics():
     curves = reachability([[0.0, 0.3, 1.0], [0.0, 0.6]], horizon=3)
     assert curves["0.25"] == [0.0, 1.0, 1.0, 1.0]
     assert curves["1"] == [0.0, 0.0, 0.5, 0.5] and curves["0.5"] == [0.0, 0.5, 1.0, 1.0]
+
+
+def test_intervals_count_distinct_worlds_and_replays_are_warned_about(tmp_path, capsys):
+    """Why: every seed built the same world, so an audit of a deterministic policy over 3
+    seeds was 3 replays of one rollout, and its Wilson interval counted them as 3 trials."""
+    import json
+
+    from simjudge.cli import main
+
+    out = tmp_path / "audit"
+    assert main(["audit", "--policy", "oracle=oracle", "--policy", "rnd=random", "--tasks",
+                 "OpenDrawer-v0", "--seeds", "3", "--horizon", "20", "--no-report",
+                 "--out", str(out)]) == 0
+    audit = json.loads((out / "audit.json").read_text())
+    worlds = audit["worlds"]["OpenDrawer-v0"]
+    snapshots = {json.dumps(json.loads(p.read_text())["state"], sort_keys=True)
+                 for p in (out / "snapshots").glob("*.json")}
+    assert worlds["seeds"] == 3 and worlds["distinct"] == len(snapshots)
+    cells = audit["tables"]["privileged"]["OpenDrawer-v0"]
+    if len(snapshots) < 3:  # seeds that vary nothing: the deterministic oracle counts once
+        assert cells["oracle"]["success"]["n"] == len(snapshots)
+        assert "warning" in worlds and "warning:" in capsys.readouterr().out
+    assert cells["rnd"]["success"]["n"] == 3  # a random policy's episodes differ: 3 trials

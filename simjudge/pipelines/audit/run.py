@@ -171,6 +171,27 @@ def _merge_rescores(root: Path, episodes: list[dict[str, Any]]) -> list[str]:
     return extra
 
 
+def _worlds(root: Path) -> dict[tuple[str, int], str]:
+    """(task, seed) -> a digest of the initial state every policy started from.
+
+    Two seeds with the same digest are one world: their episodes of a deterministic policy
+    are replays of one rollout, not independent trials.
+    """
+    import hashlib
+    import json
+
+    found: dict[tuple[str, int], str] = {}
+    for path in sorted((root / "snapshots").glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "state" in data and "task" in data:
+            digest = hashlib.sha256(json.dumps(data["state"], sort_keys=True).encode()).hexdigest()
+            found[(str(data["task"]), int(data["seed"]))] = digest[:16]
+    return found
+
+
 def summarize_run(root: str | Path, *, report: bool = True, resamples: int | None = None) -> dict[str, Any]:
     """(Re)build ``audit.json`` (and ``report.html``) from a run's stored results."""
     run = RunDir(root)
@@ -182,7 +203,8 @@ def summarize_run(root: str | Path, *, report: bool = True, resamples: int | Non
     epsilon = {**meta["epsilon"], **meta.get("rescore_epsilon", {})}
     policies, tasks = list(config["policies"]), list(config["tasks"])
     summary = summarize_audit(episodes, judges, epsilon, policies, tasks, meta["horizons"],
-                              resamples=int(resamples or config.get("bootstrap", 1000)))
+                              resamples=int(resamples or config.get("bootstrap", 1000)),
+                              worlds=_worlds(run.root))
     timing = _timing(episodes)
     audit = {
         "format": "simjudge.audit/1",

@@ -129,11 +129,29 @@ def summarize_audit(
     horizons: Mapping[str, int],
     resamples: int = 1000,
     seed: int = 0,
+    worlds: Mapping[tuple[str, int], str] | None = None,
 ) -> dict[str, Any]:
-    """The audit's numbers from its episode results (see the module docstring)."""
+    """The audit's numbers from its episode results (see the module docstring).
+
+    ``worlds`` maps (task, seed) to a digest of the initial state. Intervals are computed
+    over distinct trials: a policy's episodes that start from the same world and go the same
+    way (the same success, steps and Φ trace of every judge: a deterministic policy replaying
+    one rollout) count once; ``worlds`` in the result gives per task the seeds, the distinct
+    worlds and the episodes counted once, with a warning where seeds repeat a world.
+    """
     rng = np.random.default_rng(seed)
     by_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for ep in episodes:
+    seen: set[tuple[Any, ...]] = set()
+    repeats: dict[str, int] = {}
+    for ep in sorted(episodes, key=lambda e: (e["policy"], e["task"], e["seed"])):
+        world = (worlds or {}).get((ep["task"], int(ep["seed"])))
+        if world is not None:
+            trace = tuple((j, tuple(d.get("phi") or ())) for j, d in sorted(ep["judges"].items()))
+            key = (ep["policy"], ep["task"], world, bool(ep["success"]), ep["steps"], trace)
+            if key in seen:
+                repeats[ep["task"]] = repeats.get(ep["task"], 0) + 1
+                continue
+            seen.add(key)
         by_cell.setdefault((ep["policy"], ep["task"]), []).append(ep)
     tables: dict[str, Any] = {}
     prints: dict[str, Any] = {}
@@ -158,4 +176,24 @@ def summarize_audit(
         }
         for task in tasks
     }
-    return {"tables": tables, "fingerprints": prints, "reachability": reach, "primary_judge": primary}
+    return {"tables": tables, "fingerprints": prints, "reachability": reach,
+            "primary_judge": primary, "worlds": _world_counts(worlds or {}, tasks, repeats)}
+
+
+def _world_counts(worlds: Mapping[tuple[str, int], str], tasks: Sequence[str],
+                  repeats: Mapping[str, int]) -> dict[str, Any]:
+    """Per task: seeds, distinct initial worlds, replayed episodes and a warning."""
+    out: dict[str, Any] = {}
+    for task in tasks:
+        digests = [d for (t, _), d in worlds.items() if t == task]
+        if not digests:
+            continue
+        distinct = len(set(digests))
+        entry: dict[str, Any] = {"seeds": len(digests), "distinct": distinct,
+                                 "replayed_episodes": repeats.get(task, 0)}
+        if distinct < len(digests):
+            entry["warning"] = (f"{len(digests)} seeds start from {distinct} distinct world(s); "
+                                f"{repeats.get(task, 0)} episode(s) replayed an earlier one "
+                                "exactly and count once in the intervals")
+        out[task] = entry
+    return out

@@ -86,5 +86,10 @@ def write_audit_report(root: str | Path, audit: dict[str, Any]) -> Path:
     root = Path(root)
     subtitle = (f"{len(audit['policies'])} policies × {len(audit['tasks'])} tasks × "
                 f"{audit['seeds']} seeds · primary judge {audit['primary_judge']}")
+    worlds = audit.get("worlds", {})
+    distinct = [f"{task}: {w['distinct']} distinct world(s) of {w['seeds']} seeds"
+                for task, w in worlds.items() if w["distinct"] < w["seeds"]]
+    if distinct:  # intervals count distinct worlds; say so where seeds repeat one
+        subtitle += " · WARNING: " + "; ".join(distinct) + " (intervals count each world once)"
     return write_page(root / REPORT_FILE, "simjudge audit", audit_sections(audit, root),
                       audit["config"], audit["versions"], subtitle)
