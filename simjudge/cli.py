@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from simjudge.cli_table import COMMAND_TABLE, GROUP_TABLE
+from simjudge.cli_table import COMMAND_TABLE, GROUP_TABLE, add_command_tree
 
 if TYPE_CHECKING:
     from simjudge.cli_core import COMMANDS, GROUPS
@@ -73,18 +73,8 @@ def command_path(words: Sequence[str]) -> tuple[str, ...] | None:
 def _summary_parser() -> argparse.ArgumentParser:
     """The command tree from the table alone: help, groups and "invalid choice" errors."""
     parser = argparse.ArgumentParser(prog="simjudge", description=DESCRIPTION)
-    subparsers: dict[tuple[str, ...], Any] = {
-        (): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    }
-    for path, (_, _, summary) in COMMAND_TABLE.items():
-        for depth in range(1, len(path)):
-            group = path[:depth]
-            if group not in subparsers:
-                text = GROUP_TABLE.get(group)
-                p = subparsers[group[:-1]].add_parser(group[-1], help=text, description=text)
-                dest = "_".join(group).replace("-", "_") + "_command"
-                subparsers[group] = p.add_subparsers(dest=dest, required=True)
-        subparsers[path[:-1]].add_parser(path[-1], help=summary, description=summary)
+    add_command_tree(parser, ((path, summary, summary)
+                              for path, (_, _, summary) in COMMAND_TABLE.items()), GROUP_TABLE)
     return _add_globals(parser)
 
 

@@ -247,21 +247,14 @@ def build_command_parser(
         A parser whose namespace has ``_handler``, ``_config_cls`` and ``_command`` (the
         path joined by spaces) for the chosen leaf; see :func:`config_from_args`.
     """
+    from simjudge.cli_table import add_command_tree
+
     parser = argparse.ArgumentParser(prog=prog, description=description)
-    subparsers: dict[tuple[str, ...], Any] = {
-        (): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    }
+    leaves = add_command_tree(
+        parser, ((path, *command_summary(command.config)) for path, command in commands.items()),
+        groups)
     for path, command in commands.items():
-        for depth in range(1, len(path)):
-            group = path[:depth]
-            if group in subparsers:
-                continue
-            p = subparsers[group[:-1]].add_parser(group[-1], help=groups.get(group),
-                                                  description=groups.get(group))
-            dest = "_".join(group).replace("-", "_") + "_command"
-            subparsers[group] = p.add_subparsers(dest=dest, required=True)
-        summary, details = command_summary(command.config)
-        leaf = subparsers[path[:-1]].add_parser(path[-1], help=summary, description=details)
+        leaf = leaves[path]
         add_config_arguments(leaf, command.config)
         leaf.set_defaults(_handler=command.handler, _command=" ".join(path))
     return parser

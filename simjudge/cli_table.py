@@ -9,7 +9,11 @@ renaming a command, write it anew with ``python -m simjudge.cli_table``.
 
 from __future__ import annotations
 
-__all__ = ["COMMAND_TABLE", "GROUP_TABLE", "TABLES", "render_table"]
+import argparse
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["COMMAND_TABLE", "GROUP_TABLE", "TABLES", "add_command_tree", "render_table"]
 
 TABLES: tuple[tuple[str, str, str], ...] = (
     ("simjudge.cli_core", "CORE_COMMANDS", "CORE_GROUPS"),
@@ -97,6 +101,35 @@ GROUP_TABLE: dict[tuple[str, ...], str] = {
 }
 """Group path -> its one-line help."""
 # --- end of generated part ----------------------------------------------------------------
+
+
+def add_command_tree(
+    parser: argparse.ArgumentParser,
+    leaves: Iterable[tuple[tuple[str, ...], str, str]],
+    groups: Mapping[tuple[str, ...], str],
+) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Add a command tree under ``parser``; return each leaf's parser by its path.
+
+    Args:
+        parser: The program's parser.
+        leaves: ``(path, help, description)`` of each leaf command, in display order.
+        groups: Path of a command group -> its one-line help.
+    """
+    subparsers: dict[tuple[str, ...], Any] = {
+        (): parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    }
+    found = {}
+    for path, summary, description in leaves:
+        for depth in range(1, len(path)):
+            group = path[:depth]
+            if group not in subparsers:
+                text = groups.get(group)
+                p = subparsers[group[:-1]].add_parser(group[-1], help=text, description=text)
+                dest = "_".join(group).replace("-", "_") + "_command"
+                subparsers[group] = p.add_subparsers(dest=dest, required=True)
+        found[path] = subparsers[path[:-1]].add_parser(path[-1], help=summary,
+                                                       description=description)
+    return found
 
 
 def render_table() -> str:

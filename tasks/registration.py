@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["COMPOSED_DIR", "LIBRARY_DIR", "NAMESPACE", "builtin_ids", "horizon_of",
-           "register_builtin_tasks"]
+__all__ = ["COMPOSED_DIR", "LIBRARY_DIR", "NAMESPACE", "builtin_ids", "composed_ids",
+           "horizon_of", "library_ids", "register_builtin_tasks", "task_file"]
 
 NAMESPACE = "simjudge"
 LIBRARY_DIR = Path(__file__).resolve().parent / "library"
@@ -43,17 +43,29 @@ def horizon_of(env_id: str) -> int:
     ``tests/tasks/test_registration.py`` checks it equals the parsed ``TaskSpec.horizon`` of
     every built-in task.
     """
-    path = LIBRARY_DIR / f"{env_id}.yaml"
-    if not path.exists():
-        path = COMPOSED_DIR / f"{env_id}.yaml"
-    match = _HORIZON.search(path.read_text())
+    match = _HORIZON.search(task_file(env_id).read_text())
     return int(match.group(1)) if match else DEFAULT_HORIZON
+
+
+def library_ids() -> list[str]:
+    """Env ids of the built-in single-stage tasks (file names; nothing is parsed)."""
+    return sorted(p.stem for p in LIBRARY_DIR.glob("*.yaml"))
+
+
+def composed_ids() -> list[str]:
+    """Env ids of the built-in composed (long-horizon) tasks."""
+    return sorted(p.stem for p in COMPOSED_DIR.glob("*.yaml"))
 
 
 def builtin_ids() -> list[str]:
     """Every built-in task id: the single-stage library, then the composed tasks."""
-    return (sorted(p.stem for p in LIBRARY_DIR.glob("*.yaml"))
-            + sorted(p.stem for p in COMPOSED_DIR.glob("*.yaml")))
+    return library_ids() + composed_ids()
+
+
+def task_file(env_id: str) -> Path:
+    """The file of a built-in task id: the library's, else the composed tasks' folder's."""
+    path = LIBRARY_DIR / f"{env_id}.yaml"
+    return path if path.exists() else COMPOSED_DIR / f"{env_id}.yaml"
 
 
 def register_builtin_tasks() -> list[str]:

@@ -120,26 +120,14 @@ class TaskSpec(BaseModel):
         }
 
 
-def library_ids() -> list[str]:
-    """Env ids of the built-in single-stage tasks (file names; nothing is parsed)."""
-    return sorted(p.stem for p in LIBRARY_DIR.glob("*.yaml"))
-
-
-def composed_ids() -> list[str]:
-    """Env ids of the built-in composed (long-horizon) tasks."""
-    return sorted(p.stem for p in COMPOSED_DIR.glob("*.yaml"))
-
-
-def builtin_ids() -> list[str]:
-    """Every built-in task id: the single-stage library, then the composed tasks."""
-    return library_ids() + composed_ids()
+library_ids = registration.library_ids
+composed_ids = registration.composed_ids
+builtin_ids = registration.builtin_ids
 
 
 @functools.cache
 def _load_by_id(env_id: str) -> TaskSpec:
-    path = LIBRARY_DIR / f"{env_id}.yaml"
-    if not path.exists():
-        path = COMPOSED_DIR / f"{env_id}.yaml"
+    path = registration.task_file(env_id)
     spec = TaskSpec.from_yaml(path)
     if spec.env_id != env_id:
         raise TaskSpecError(f"{path.name} declares env_id {spec.env_id!r}; rename one to match")
