@@ -128,3 +128,24 @@ def test_sampling_favours_the_under_evaluated_and_is_deterministic():
     assert sample_match(7, counts, ["OpenDrawer-v0"], run_seed=1) != draws[7]
     with pytest.raises(ValueError, match="two policies"):
         sample_match(0, {"only": 0}, ["OpenDrawer-v0"], run_seed=0)
+
+
+def _opener(path, barrier):
+    barrier.wait()
+    with ArenaStore(path) as store:
+        store.register_policies({"good": "oracle"})
+
+
+def test_many_processes_create_one_new_database_at_once(tmp_path):
+    # The journal-mode switch on a new file does not always wait for the busy handler;
+    # every opener must still succeed (this failed on CI as "database is locked").
+    ctx = multiprocessing.get_context("fork")
+    for trial in range(5):
+        path = tmp_path / f"new{trial}.sqlite"
+        barrier = ctx.Barrier(4)
+        procs = [ctx.Process(target=_opener, args=(path, barrier)) for _ in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=60)
+            assert p.exitcode == 0

@@ -162,6 +162,30 @@ class MatchResult:
                                   f"{list(OUTCOMES)}, got {self.preference!r}")
 
 
+def _set_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL, retrying while another process creates or converts the file.
+
+    SQLite does not always call the busy handler for a journal-mode change: two processes
+    that open a new database at once can get "database is locked" at once. Retry with
+    backoff up to ``timeout`` seconds, then say which file is held.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise ArenaStoreError(f"arena database is held by another process for more "
+                                      f"than {timeout:.0f} s ({exc}); close the other run or "
+                                      f"pass a longer timeout") from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 class ArenaStore:
     """The arena database (created if missing).
 
@@ -174,9 +198,9 @@ class ArenaStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=timeout, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        _set_wal(self._conn, timeout)
+        self._conn.execute("PRAGMA foreign_keys=ON")
         with self._write() as db:
             for statement in _SCHEMA.strip().split(";"):
                 if statement.strip():
