@@ -9,6 +9,7 @@ a :class:`~simjudge.envs.scene.SceneConfig` into it and, optionally, evaluates a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
@@ -22,6 +23,7 @@ from .action_modes import EXTRA_ACTION_MODES, extra_action_space, step_extra_mod
 from .backends import Backend, CameraSpec, default_backend, make_backend
 from .goals import MAX_DENSE_REWARD, Goal
 from .observation import ObservationBuilder
+from .randomization import Randomization, WorldSample, WorldVariation
 from .scene import SceneConfig
 from .scene_builder import BuiltScene, build_scene
 from .sim_state import SimState, capture_state, restore_state
@@ -113,6 +115,11 @@ class SimEnv(gym.Env):
         action_mode: ``delta_ee`` (the action above) or ``joint_position``: the action is
             ``Box(lower, upper, (8,))``, 7 arm joint targets within the joint limits plus a
             suction value in [0, 1] (> 0.5 = on); see :meth:`step_joint_position`.
+        randomization: Per-seed world variation (:mod:`~simjudge.envs.randomization`; task
+            envs get their task's); None = the fixed start of ``scene``. Each reset draws a
+            world seed from ``np_random`` (so ``reset(seed=s)`` always gives the same world,
+            later ``reset()`` calls new ones; ``scene_seed`` fixes it) and records the sample
+            as :attr:`world_sample` and in the reset ``info["world_sample"]``.
     """
 
     metadata = {"render_modes": list(SUPPORTED_RENDER_MODES), "render_fps": 25}
@@ -135,6 +142,7 @@ class SimEnv(gym.Env):
         task_name: str = "",
         info_mode: str = "full",
         action_mode: str = "delta_ee",
+        randomization: Randomization | None = None,
     ) -> None:
         _check_mode("obs_mode", obs_mode, SUPPORTED_OBS_MODES)
         _check_mode("info_mode", info_mode, SUPPORTED_INFO_MODES)
@@ -162,8 +170,14 @@ class SimEnv(gym.Env):
         if backend is None or isinstance(backend, str):
             backend = make_backend(backend or default_backend(), timestep=PHYSICS_TIMESTEP)
         self.backend = backend
+        self._world: WorldSample | None = None
+        self.world_sample: dict[str, Any] | None = None
+        """The world of the current episode (:meth:`WorldSample.to_dict`); None without randomization."""
+        self._camera_name = camera
         self._camera = self._pick_camera(camera)
         self.scene: BuiltScene = build_scene(self.backend, self.scene_config, scene_seed or 0)
+        self.randomization = randomization
+        self._variation = None if randomization is None else WorldVariation(self.scene, randomization)
         self.view = StateView(self.scene)
         self._obs = ObservationBuilder(self.backend, self.scene)
         self.observation_layout = self._obs.layout
@@ -184,7 +198,8 @@ class SimEnv(gym.Env):
         if name is not None and name not in cams:
             raise ValueError(f"camera {name!r} is not in the scene; cameras are {list(cams)}")
         cfg = cams[name] if name else self.scene_config.cameras[0]
-        return CameraSpec(cfg.name, cfg.eye, cfg.target, fov=cfg.fov, width=cfg.width, height=cfg.height)
+        eye, target = (cfg.eye, cfg.target) if self._world is None else self._world.jitter_camera(cfg)
+        return CameraSpec(cfg.name, eye, target, fov=cfg.fov, width=cfg.width, height=cfg.height)
 
     def _rebuild_if_needed(self, seed: int | None) -> None:
         if seed is None or self.scene_seed is not None or not self.scene_config.is_randomized:
@@ -194,11 +209,31 @@ class SimEnv(gym.Env):
             self.scene = build_scene(self.backend, self.scene_config, seed)
             self.view = StateView(self.scene)
             self._obs = ObservationBuilder(self.backend, self.scene)
+            if self.randomization is not None:
+                self._variation = WorldVariation(self.scene, self.randomization)
+
+    def _vary_world(self) -> None:
+        """Draw this episode's world (if randomized) and move the scene there."""
+        if self._variation is None:
+            return
+        if self.scene_seed is not None:
+            world_seed = int(self.scene_seed)
+        else:
+            world_seed = int(self.np_random.integers(2**63 - 1))
+        self._world = self._variation.reset(world_seed)
+        self.world_sample = self._world.to_dict()
+        self._camera = self._pick_camera(self._camera_name)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Restore the settled initial scene (or ``options["state"]``, a :class:`SimState`)."""
+        """Restore the settled initial scene (or ``options["state"]``, a :class:`SimState`).
+
+        With a randomization the scene first moves to a newly drawn world (also when a state
+        is given: the state then sets the bodies and joints, the world its camera and the
+        goal's initial values).
+        """
         super().reset(seed=seed)
         self._rebuild_if_needed(seed)
+        self._vary_world()
         self._bound_goal = None  # a goal with memory (SequenceGoal) starts a new episode
         options = options or {}
         state = options.get("state")
@@ -210,7 +245,10 @@ class SimEnv(gym.Env):
         self._physics_error = False
         self._suction_lost = False
         obs = self._obs.observe(self.obs_mode)
-        return obs, self.get_info()
+        info = self.get_info()
+        if self.world_sample is not None and self.info_mode == "full":
+            info["world_sample"] = self.world_sample
+        return obs, info
 
     def step(self, action):
         """Apply one action for ``frameskip`` physics steps."""
@@ -495,11 +533,15 @@ class SimEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn("render() called without render_mode; pass render_mode='rgb_array'")
             return None
-        return self.backend.render(self._camera).rgb
+        rgb = self.backend.render(self._camera).rgb
+        return rgb if self._world is None else self._world.brighten(rgb)
 
     def render_camera(self, name: str, depth: bool = False):
         """Render any camera of the scene config (RGB, depth, segmentation)."""
-        return self.backend.render(self._pick_camera(name), depth=depth)
+        result = self.backend.render(self._pick_camera(name), depth=depth)
+        if self._world is None:
+            return result
+        return dataclasses.replace(result, rgb=self._world.brighten(result.rgb))
 
     def close(self) -> None:
         """Release the physics backend."""

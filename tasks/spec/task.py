@@ -14,10 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.goals import GoalSpec
+from simjudge.envs.randomization import (
+    Randomization,
+    RandomizationError,
+    default_randomization,
+    merge_randomization,
+)
 from simjudge.envs.scene import SceneConfig, SceneConfigError, _format_validation_error
 from simjudge.tasks import registration
 
@@ -49,9 +55,10 @@ class TaskSpecError(SimjudgeError, ValueError):
 class TaskSpec(BaseModel):
     """A manipulation task.
 
-    **Task Description** ``description``; **Randomizations** whatever the scene
-    leaves to the seed (free placements, ``random`` joint values);
-    **Success Conditions** the ``goal``.
+    **Task Description** ``description``; **Randomizations** the per-seed world
+    variation (``randomization``: placements, articulation start, robot posture, camera
+    and light) plus whatever the scene leaves to the seed (free placements, ``random``
+    joint values); **Success Conditions** the ``goal``.
 
     Attributes:
         env_id: Registered id without namespace, e.g. ``OpenDrawer-v0``.
@@ -68,6 +75,10 @@ class TaskSpec(BaseModel):
         tags: Free labels (``open``, ``close``, ``rotate``, ``press``, ``pick-place``).
         plan: Reference plan as data (validated by ``simjudge.pipelines.plans.task_plan``).
         milestones: Critical milestones (a DAG) as data, read with ``plan``.
+        randomization: The task file's ``randomization:`` section: None (absent) = the
+            default ranges (:func:`~simjudge.envs.randomization.default_randomization`),
+            ``"none"`` = the fixed start, or a mapping whose sections replace the default's
+            (see :meth:`world_randomization`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,6 +97,40 @@ class TaskSpec(BaseModel):
     tags: tuple[str, ...] = ()
     plan: dict[str, Any] | None = None
     milestones: tuple[dict[str, Any], ...] = ()
+    randomization: Randomization | str | None = None
+
+    @field_validator("randomization", mode="before")
+    @classmethod
+    def _randomization(cls, value: Any) -> Any:
+        if value is None or isinstance(value, Randomization):
+            return value
+        if isinstance(value, str):
+            if value.strip().lower() != "none":
+                raise ValueError(
+                    f"randomization: {value!r} is not a section; write `randomization: none` for "
+                    "the fixed start, or a mapping with objects / joints / robot_qpos / camera"
+                )
+            return "none"
+        try:
+            return Randomization.parse(value)
+        except RandomizationError as exc:
+            raise ValueError(str(exc)) from None
+
+    def world_randomization(self) -> Randomization | None:
+        """The ranges this task's env varies the world by (None = the fixed start).
+
+        The default ranges for this scene and goal, with the sections the task file gives
+        replacing the default's; ``randomization: none`` gives None.
+
+        Raises:
+            RandomizationError: The section names objects that are not in the scene.
+        """
+        if self.randomization == "none":
+            return None
+        resolved = merge_randomization(default_randomization(self.scene, self.goal), self.randomization)
+        if resolved is not None:
+            resolved.check_scene(self.scene)
+        return resolved
 
     @classmethod
     def parse(cls, data: dict[str, Any], source: str = "task") -> TaskSpec:
@@ -117,6 +162,7 @@ class TaskSpec(BaseModel):
             "horizon": self.horizon,
             "translation_mode": self.translation_mode,
             "task_name": self.name,
+            "randomization": self.world_randomization(),
         }
 
 
