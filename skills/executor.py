@@ -17,9 +17,11 @@ The executor builds one :class:`~simjudge.envs.SimEnv` from the solution's scene
 
 Generated code: reward code for the oracle and MPC solvers runs in the sandbox's
 subprocess mode (:data:`~simjudge.skills.subtask_runners.REWARD_CODE_MODE`; the live view is snapshotted per call), so no
-reward can take the executor's process down; primitive blocks run in-process, bounded by
-the checked guards and limits, because their primitives drive the live env (SAC trains in
-:class:`~simjudge.skills.subtask_env.SubtaskEnv`, which compiles in-process).
+reward can take the executor's process down; a primitive block runs in this process only
+when the cost proof bounds it, else in the OS-bounded worker, whose primitive calls the
+executor answers on the live env (``details["runs_in"]`` of the verdict says which; SAC
+trains in :class:`~simjudge.skills.subtask_env.SubtaskEnv`, which compiles in-process
+mode: proven code here, the rest in the worker).
 
 A subtask's failure (compile error, runtime error, NaN reward, failed plan, SAC
 below threshold) is a verdict, not an exception. The run directory layout

@@ -114,8 +114,11 @@ class SubtaskRunner:
 
         env.set_state(start)
         bound = {name: bind(name, impl) for name, impl in impls.items()}
-        with env.record_commands() as events:
-            outputs = block(env.view, bound)
+        try:
+            with env.record_commands() as events:
+                outputs = block(env.view, bound)
+        finally:
+            block.close()  # the worker process, if the block ran in one
         frames = [f for _, _, r in calls for f in (r.frames or [])]
         if self.video and not frames:
             frames = [env.render()]
@@ -137,6 +140,9 @@ class SubtaskRunner:
                 for n, args, r in calls
             ],
             "trajectory": events,
+            "runs_in": block.runs_in,
+            "cost_class": block.cost_class,
+            "reason": block.reason,
         }
         return frames, None
 

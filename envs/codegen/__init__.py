@@ -19,8 +19,9 @@ pipe, no network where the kernel allows, seccomp where libseccomp loads, a per-
 deadline enforced by the parent with a kill and a restart) whose state API calls this
 process answers, so any api mapping and any view work. ``runs_in`` and ``reason`` record
 the decision. The ``"subprocess"`` mode always uses the worker (api and views pickled to
-it). Primitive blocks call the executor's primitives and always run in this process,
-bounded by the guards and the tracer. In this process, code with loops (or a large call
+it). Primitive blocks follow the same rule: a proven block runs here, any other in the
+worker, whose primitive calls this process runs on the live env, keeping their results
+(frames, states) here behind stand-ins (:mod:`~.held`). In this process, code with loops (or a large call
 fan-out) runs under a per-thread ``sys.settrace`` budget (wall time, opcode steps,
 generated-function calls, call depth, memory growth); loop-free code is bounded by its
 length and checked against the deadline. No state survives a call: a module that is not

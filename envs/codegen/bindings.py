@@ -26,6 +26,7 @@ from .errors import (
     NonFiniteRewardError,
 )
 from .guards import count_elements
+from .held import too_many_calls
 from .runtime import RunState, current_run
 
 __all__ = [
@@ -192,6 +193,10 @@ def primitive_wrapper(name: str) -> Callable[..., Any]:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         run = current_run()
+        run.primitive_calls += 1
+        refused = too_many_calls(run.primitive_calls)
+        if refused:
+            raise CodeResourceError(refused)
         args, kwargs = swap_token(run, args, kwargs)
         with run.paused_clock():
             try:

@@ -142,7 +142,8 @@ class CompiledCode:
         takes_self = self.entry is not None and bool(
             analysis.functions[self.entry].args.posonlyargs
             + analysis.functions[self.entry].args.args)
-        proof = prove(analysis.tree, self._api, self.entry, takes_self)
+        proof = prove(analysis.tree, self._api, self.entry, takes_self,
+                      frozenset(primitive_names) if self.kind == "primitive" else frozenset())
         self.cost_class: str = proof.cost_class
         """``"bounded"`` (the cost proof holds, see :mod:`~.prove`) or ``"unproven"``."""
         self.runs_in: RunsIn = "in-process"
@@ -159,9 +160,6 @@ class CompiledCode:
             self._block_function = False
             self._entry_call: Callable[[], Any] | None = None
             return  # nothing of the code runs in this process, not even its module
-        if not proof.proven and self.kind == "primitive":
-            self.reason = ("primitive blocks run in this process (they call the executor's "
-                           f"primitives), bounded by the guards and the tracer; {proof.reason}")
         tree = ast.parse(source, filename="<generated>")
         self._block_function = self.kind == "success" and self.entry is None and wrappable_block(
             tree, set(SAFE_BUILTIN_NAMES) | set(self._api) | {"np", "math", "self"}
@@ -224,7 +222,7 @@ class CompiledCode:
         }
 
     def _runs_here(self, proof: Proof) -> bool:
-        """Whether calls run in this process (primitive blocks: always, see the class doc)."""
+        """Whether calls run in this process (the subclasses decide)."""
         return True
 
     def _worker_reason(self, proof: Proof) -> str:
@@ -324,18 +322,22 @@ class CompiledCode:
 
 
 class _Evaluator(CompiledCode):
-    """A compiled kind that may run in a subprocess (reward and success)."""
+    """A compiled kind that runs in this process when proven, else in an OS-bounded worker."""
 
-    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode):
+    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits, mode: Mode,
+                 primitive_names: Iterable[str] | None = None):
         if mode not in _MODES:
             raise ValueError(f"mode must be 'in-process' or 'subprocess', got {mode!r}")
         self.mode: Mode = "in-process" if mode == "inprocess" else mode
         self._worker: SandboxWorker | None = None
-        super().__init__(source, api, limits=limits)
+        super().__init__(source, api, limits=limits, primitive_names=primitive_names)
         if self.runs_in == "worker":
             self._worker = SandboxWorker(
-                self.kind, source, dict(api), limits, self._analysis.constant_calls,
-                remote_api=self.mode != "subprocess",
+                self.kind, source, dict(api), limits,
+                # a block's primitives change the state: nothing can be read ahead of them
+                () if self.kind == "primitive" else self._analysis.constant_calls,
+                remote_api=self.mode != "subprocess" or self.kind == "primitive",
+                primitive_names=tuple(primitive_names or ()),
             )
 
     def _call_worker(self, worker: SandboxWorker, view: object) -> Any:
@@ -460,14 +462,26 @@ class CompiledSuccess(_Evaluator):
         return to_bool(result, line)
 
 
-class CompiledBlock(CompiledCode):
+class CompiledBlock(_Evaluator):
     """A primitive block: ``block(view, primitives) -> {variable: value}``.
 
     The result holds every variable assigned by top-level statements (e.g. ``rgbs``,
     ``final_state``, ``success``), with ``success`` converted to a bool.
+
+    A block the cost proof bounds runs in this process (primitive calls count as calls
+    whose results are only held or passed on); any other block runs in the OS-bounded
+    worker, whose primitive and state API calls this process answers on the live view:
+    the primitives drive the live env here, the worker receives stand-ins for their
+    results (:class:`~.sandbox.Held`), and the outputs it returns are mapped back to the
+    real results, so both places give the same outputs.
     """
 
     kind: Kind = "primitive"
+
+    def __init__(self, source: str, api: ApiMapping, *, limits: ExecutionLimits,
+                 primitive_names: Iterable[str], mode: Mode = "in-process") -> None:
+        super().__init__(source, api, limits=limits, mode=mode,
+                         primitive_names=tuple(primitive_names))
 
     def __call__(
         self, view: object, primitives: Mapping[str, Callable[..., Any]] | None = None
@@ -491,6 +505,11 @@ class CompiledBlock(CompiledCode):
                 f"no implementation bound for primitive(s) {', '.join(missing)}; pass them in "
                 "`primitives` (name -> callable)"
             )
+        if self._worker is not None:
+            try:
+                return self._worker.call(view, primitives)
+            finally:
+                self.last_output = self._worker.last_output
         _, namespace, _ = self._execute(view, primitives)
         assert namespace is not None, "blocks run afresh on every call"
         outputs = {
@@ -562,6 +581,7 @@ def compile_primitive_block(
     primitives: Iterable[str] = policy.PRIMITIVE_NAMES,
     *,
     limits: ExecutionLimits | None = None,
+    mode: Mode = "in-process",
 ) -> CompiledBlock:
     """Compile a primitive block (primitive calls, then ``success = ...``).
 
@@ -572,9 +592,13 @@ def compile_primitive_block(
         primitives: Names of the primitives the code may call; implementations are
             bound per call (see :meth:`CompiledBlock.__call__`).
         limits: Per-call bounds (time inside primitives is not counted).
+        mode: ``"in-process"``: a block the cost proof bounds runs here, any other in the
+            OS-bounded worker (``runs_in``/``reason`` say which); ``"subprocess"``: always
+            the worker. Either way the primitives run here, on the live env.
     """
     return CompiledBlock(
-        source, api, limits=limits or ExecutionLimits(), primitive_names=tuple(primitives)
+        source, api, limits=limits or ExecutionLimits(), primitive_names=tuple(primitives),
+        mode=mode,
     )
 
 

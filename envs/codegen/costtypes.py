@@ -33,6 +33,7 @@ __all__ = [
     "MAX_ELEMENTS",
     "MAX_STR",
     "NONE",
+    "OPAQUE",
     "TOKEN",
     "Num",
     "Ref",
@@ -119,6 +120,8 @@ class _Atom:
 Type = Num | Str | Tup | Seq | Ref | Union | _Atom
 NONE = _Atom("None")
 TOKEN = _Atom("self")
+OPAQUE = _Atom("a primitive's result")
+"""What a primitive returns (frames, a state): held and passed on, never computed with."""
 FLOAT = Num(1, 0, True)
 BOOL = Num(1, 1, False)
 

@@ -14,7 +14,11 @@ known bounded work:
   same name has no known result) and the call table of :mod:`~.costcalls`, whose rules
   read every positional *and* keyword argument;
 - control: ``if``, ``for`` over ``range`` of bounded ints or over bounded sequences (the
-  loop's types iterated to a fixpoint), comprehensions of the same, calls of helpers.
+  loop's types iterated to a fixpoint), comprehensions of the same, calls of helpers;
+- primitive blocks: a call of a primitive the executor binds (``grasp_object_link`` ...) costs
+  :data:`CALL_WORK` (the primitive itself is the executor's own code, timed apart) and
+  returns a pair of :data:`~.costtypes.OPAQUE` values (``rgbs, final_state``) that the code
+  may only hold, return or pass on: any operation on them makes the code unproven.
 
 Anything else (``while``, item stores, mutating methods, ``str``/``int`` of strings,
 string repetition, sequence repetition, dicts, sets, ``print``, a keyword the table does not
@@ -39,6 +43,7 @@ from .costtypes import (
     MAX_ELEMENTS,
     MAX_STR,
     NONE,
+    OPAQUE,
     TOKEN,
     Num,
     Ref,
@@ -113,7 +118,7 @@ class Proof:
 
 
 def prove(tree: ast.Module, api: Mapping[str, Callable[..., Any]], entry: str | None,
-          entry_takes_self: bool) -> Proof:
+          entry_takes_self: bool, primitives: frozenset[str] = frozenset()) -> Proof:
     """Prove the checked module ``tree`` bounded, or say why not (see the module doc).
 
     Args:
@@ -121,12 +126,13 @@ def prove(tree: ast.Module, api: Mapping[str, Callable[..., Any]], entry: str | 
         api: The state API mapping the code is compiled against.
         entry: The entry function (None: the module's statements are the code).
         entry_takes_self: Whether the entry takes ``self``.
+        primitives: Primitive names the code may call (primitive blocks only).
     """
     from ..state_api import STATE_API
 
     trusted = {n for n, fn in api.items() if n in API_RESULTS and STATE_API.get(n) is fn}
     untrusted = sorted(set(api) - trusted)
-    prover = _Prover(tree, trusted, frozenset(untrusted))
+    prover = _Prover(tree, trusted, frozenset(untrusted), primitives - set(api))
     try:
         prover.run(entry, entry_takes_self)
     except Unproven as exc:
@@ -141,10 +147,12 @@ def prove(tree: ast.Module, api: Mapping[str, Callable[..., Any]], entry: str | 
 class _Prover(Flow):
     """The abstract interpreter (expressions here, statements in :class:`~.prove_flow.Flow`)."""
 
-    def __init__(self, tree: ast.Module, trusted: set[str], untrusted: frozenset[str]) -> None:
+    def __init__(self, tree: ast.Module, trusted: set[str], untrusted: frozenset[str],
+                 primitives: frozenset[str] = frozenset()) -> None:
         super().__init__(tree)
         self.trusted = trusted
         self.untrusted = untrusted
+        self.primitives = primitives
         self.functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
         self.steps = 0
 
@@ -175,6 +183,8 @@ class _Prover(Flow):
             return Ref(name)
         if name in self.trusted:
             return Ref(f"api:{name}")
+        if name in self.primitives:
+            return Ref(f"prim:{name}")
         if name in self.untrusted:
             raise Unproven(f"{name}() is not simjudge's state API function: its result is "
                            "not known", line)
@@ -361,10 +371,18 @@ class _Prover(Flow):
             if kwargs:
                 raise Unproven(f"keyword arguments to the helper {bare}()", line)
             return self.call_function(bare, args, line)
+        if kind == "prim":
+            for value in (*args, *kwargs.values()):
+                if value is not TOKEN:
+                    bounded(value, f"an argument of {bare}()", line)
+            self.add_work(CALL_WORK, line)
+            return Tup((OPAQUE, OPAQUE))
         if kind == "b" and bare in ("range", "enumerate", "zip", "divmod", "pow"):
             if kwargs:
                 raise Unproven(f"{bare}() with keyword arguments", line)
             return self.iterator(bare, args, line)
+        if any(OPAQUE in members(v) for v in (*args, *kwargs.values())):
+            raise Unproven(f"{bare}() of a primitive's result (only primitives take them)", line)
         result, work = call_rule(bare if ":" in name else name, args, kwargs, line)
         self.add_work(work + (CALL_WORK if kind != "b" else BUILTIN_WORK), line)
         return result

@@ -175,7 +175,7 @@ class RunState:
         self.view = view
         self.primitives: Mapping[str, Callable[..., Any]] = primitives or _NO_PRIMITIVES
         self.deadline = _clock() + self.limits.time_limit_s
-        self.steps = self.calls = self.depth = 0
+        self.steps = self.calls = self.depth = self.primitive_calls = 0
         self.paused = False
         self.return_line: int | None = None
         if self.output:  # a fresh list only after something was printed

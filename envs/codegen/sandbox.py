@@ -28,6 +28,11 @@ In-process mode uses the same worker for code the cost proof does not bound
 (``remote_api=True``): then nothing is pickled but names and results, the state API
 functions stay in the parent, and every view is treated as a live view.
 
+Primitive blocks the proof does not bound run here too: each primitive call is a request
+that the parent answers by running the executor's primitive on the live view (its time is
+not the code's: the parent's deadline moves by it and the child's clock pauses), and the
+results stay in the parent behind :class:`~.held.Held` stand-ins (:mod:`~.held`).
+
 Views: a picklable view (a snapshot object) is sent to the child with each call. A live
 view (:class:`~simjudge.envs.state_api.StateView`, which holds the simulator) never leaves
 the parent: the parent evaluates, on the live view, every state API call the code makes
@@ -52,7 +57,15 @@ from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .bindings import RemoteView, check_api_args, detach
+from .bindings import MAX_API_ELEMENTS, MAX_API_TEXT, RemoteView, check_api_args, detach
+from .held import (
+    SELF,
+    check_primitive_args,
+    from_child,
+    primitive_stub,
+    to_child,
+    too_many_calls,
+)
 from .errors import (
     CodeResourceError,
     CodeRuntimeError,
@@ -64,7 +77,8 @@ from .syntax import Kind
 
 __all__ = ["COLLECT_GROWTH_MB", "MAX_MESSAGE_BYTES", "SandboxWorker", "child_main", "is_live_view"]
 
-_Spec = tuple[Kind, str, dict[str, Callable[..., Any]] | list[str], ExecutionLimits]
+_Spec = tuple[Kind, str, dict[str, Callable[..., Any]] | list[str], ExecutionLimits,
+              tuple[str, ...]]
 MAX_MESSAGE_BYTES = 64 * 2**20
 """Largest message the parent accepts from the child (results, state API requests)."""
 _CLONE_NEWNET = 0x40000000
@@ -79,11 +93,11 @@ def is_live_view(view: object) -> bool:
 
 
 class SandboxWorker:
-    """A child process that evaluates one compiled reward or success function.
+    """A child process that evaluates one compiled reward, success or primitive block.
 
     Args:
-        kind: ``"reward"`` or ``"success"`` (primitive blocks need the live
-            environment and always run in-process).
+        kind: ``"reward"``, ``"success"`` or ``"primitive"`` (a block: needs
+            ``remote_api``; its primitives are answered by the parent, see the module doc).
         source: The generated source (checked again by the child).
         api: State API functions; must be picklable (module-level functions).
         limits: Bounds applied in the child, plus the hard kill timeout.
@@ -91,6 +105,7 @@ class SandboxWorker:
             ``None`` for ``self``), prefetched on live views.
         remote_api: Keep ``api`` and every view in this process: the child gets only the
             names and asks for each state API result (any callables and views work).
+        primitive_names: The primitives a block may call (answered by the parent).
 
     Attributes:
         isolation: What the child could set up: ``{"rlimit_as": ..., "network": ...}``
@@ -107,11 +122,16 @@ class SandboxWorker:
         constant_calls: tuple[tuple[str, tuple[object, ...]], ...] = (),
         *,
         remote_api: bool = False,
+        primitive_names: tuple[str, ...] = (),
     ) -> None:
-        if kind not in ("reward", "success"):
-            raise ValueError(f"subprocess mode supports 'reward' and 'success', not {kind!r}")
+        if kind not in ("reward", "success", "primitive"):
+            raise ValueError(f"the worker runs 'reward', 'success' or 'primitive' code, not {kind!r}")
+        if kind == "primitive" and not remote_api:
+            raise ValueError("a primitive block's worker needs remote_api=True (the live view "
+                             "and the primitives stay in this process)")
         self._remote = remote_api
-        self._spec: _Spec = (kind, source, sorted(api) if remote_api else dict(api), limits)
+        self._spec: _Spec = (kind, source, sorted(api) if remote_api else dict(api), limits,
+                             tuple(primitive_names))
         self._api = dict(api)
         self._limits = limits
         self._constant_calls = constant_calls
@@ -138,8 +158,13 @@ class SandboxWorker:
 
     # -- calls ------------------------------------------------------------------------
 
-    def call(self, view: object) -> Any:
-        """Evaluate on a snapshot of ``view``; returns what the compiled code returns."""
+    def call(self, view: object,
+             primitives: Mapping[str, Callable[..., Any]] | None = None) -> Any:
+        """Evaluate on a snapshot of ``view``; returns what the compiled code returns.
+
+        ``primitives`` (blocks): the implementations the child's primitive calls run,
+        here, on ``view``; the outputs come back with the real results in place.
+        """
         live = self._remote or is_live_view(view)
         table = self._prefetch(view) if live else None
         if not live:
@@ -157,15 +182,22 @@ class SandboxWorker:
         assert self._conn is not None
         self._conn.send_bytes(payload)
         deadline = time.monotonic() + self._limits.time_limit_s + self._limits.kill_grace_s
+        held: dict[int, Any] = {}
+        calls = [0]
         while True:
             message = self._receive(deadline)
             if message[0] == "api":
                 self._answer(view if live else None, message)
                 continue
+            if message[0] == "prim":
+                started = time.monotonic()
+                self._answer_primitive(view, message, primitives or {}, held, calls)
+                deadline += time.monotonic() - started  # the executor's time, not the code's
+                continue
             status, result, output = message
             self.last_output = output
             if status == "ok":
-                return result
+                return from_child(result, held) if held else result
             raise result
 
     def _prefetch(self, view: object) -> dict[Any, tuple[str, Any]]:
@@ -199,6 +231,34 @@ class SandboxWorker:
             data = pickle.dumps(("err", CodeRuntimeError(
                 f"{name}() returned a value that cannot be sent to the worker: {exc}")))
         self._conn.send_bytes(data)
+
+    def _answer_primitive(self, view: object, message: tuple[Any, ...],
+                          primitives: Mapping[str, Callable[..., Any]],
+                          held: dict[int, Any], calls: list[int]) -> None:
+        """Run one primitive call of the child here, on the live ``view``."""
+        assert self._conn is not None
+        try:
+            _, name, args, kwargs = message
+            if name not in primitives:
+                raise CodeRuntimeError(f"primitive {name}() has no implementation bound")
+            calls[0] += 1
+            refused = too_many_calls(calls[0])
+            if refused:
+                raise CodeResourceError(refused)
+            try:
+                check_primitive_args(name, args, kwargs, MAX_API_ELEMENTS, MAX_API_TEXT)
+            except ValueError as exc:
+                raise CodeResourceError(str(exc)) from None
+            args = tuple(view if a is SELF else from_child(a, held) for a in args)
+            kwargs = {k: view if v is SELF else from_child(v, held) for k, v in kwargs.items()}
+            reply: tuple[str, Any] = ("ok", to_child(name, primitives[name](*args, **kwargs),
+                                                     held))
+        except GeneratedCodeError as exc:
+            reply = ("err", exc)
+        except Exception as exc:  # noqa: BLE001 - the primitive's errors go back to the code
+            reply = ("err", CodeRuntimeError(
+                f"primitive {message[1]}() failed: {type(exc).__name__}: {exc}"))
+        self._conn.send_bytes(pickle.dumps(reply))
 
     def _receive(self, deadline: float) -> tuple[Any, ...]:
         assert self._conn is not None
@@ -378,8 +438,8 @@ def child_main(fd: int) -> None:
     """Child entry point: limit itself, check and compile, serve calls until the pipe closes."""
     conn = Connection(fd)
     sys.path[:] = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's sys.path
-    kind, source, api, limits = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent
-    from .compiler import CompiledReward, CompiledSuccess
+    kind, source, api, limits, primitive_names = pickle.loads(conn.recv_bytes())  # noqa: S301
+    from .compiler import CompiledBlock, CompiledReward, CompiledSuccess
     from .seccomp import install_filter
 
     if isinstance(api, list):  # remote_api: every call goes to the parent (RemoteView)
@@ -387,9 +447,13 @@ def child_main(fd: int) -> None:
     isolation = {"rlimit_as": _apply_rlimits(limits), "network": _leave_network(),
                  "seccomp": install_filter()}
     conn.send_bytes(pickle.dumps(("started", isolation)))
-    cls = CompiledReward if kind == "reward" else CompiledSuccess
     try:
-        compiled = cls(source, api, limits=limits, mode="guarded")
+        if kind == "primitive":
+            compiled: Any = CompiledBlock(source, api, limits=limits, mode="guarded",
+                                          primitive_names=primitive_names)
+        else:
+            cls = CompiledReward if kind == "reward" else CompiledSuccess
+            compiled = cls(source, api, limits=limits, mode="guarded")
     except GeneratedCodeError as exc:
         conn.send_bytes(pickle.dumps(("error", exc)))
         return
@@ -399,12 +463,18 @@ def child_main(fd: int) -> None:
         return
     conn.send_bytes(pickle.dumps(("ready", None)))
 
-    def ask(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        conn.send_bytes(pickle.dumps(("api", name, args, kwargs)))
+    def ask(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], what: str = "api") -> Any:
+        conn.send_bytes(pickle.dumps((what, name, args, kwargs)))
         status, value = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's reply
         if status == "ok":
             return value
         raise value
+
+    def ask_primitive(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return ask(name, args, kwargs, "prim")
+
+    stubs = {name: primitive_stub(name, ask_primitive, _is_remote_view)
+             for name in primitive_names}
 
     collector = _Collector()
     while True:
@@ -417,7 +487,8 @@ def child_main(fd: int) -> None:
         _limit_cpu(limits)
         reply: tuple[str, Any, str]
         try:
-            reply = ("ok", compiled(view), compiled.last_output)
+            result = compiled(view, stubs) if kind == "primitive" else compiled(view)
+            reply = ("ok", result, compiled.last_output)
         except GeneratedCodeError as exc:
             reply = ("err", exc, compiled.last_output)
         except MemoryError:
@@ -433,6 +504,7 @@ def child_main(fd: int) -> None:
                 ("err", CodeRuntimeError(f"the result could not be sent back: {exc}"), "")
             )
         del reply, view
+        result = None
         conn.send_bytes(data)
         del data
         collector.after_call()
@@ -480,6 +552,10 @@ def _drop_frames(exc: BaseException) -> None:
         seen.add(id(current))
         current.__traceback__ = None
         current = current.__cause__ or current.__context__
+
+
+def _is_remote_view(value: object) -> bool:
+    return type(value) is RemoteView
 
 
 def _remote_only(name: str) -> Callable[..., Any]:
