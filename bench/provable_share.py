@@ -9,7 +9,10 @@ Groups (each item compiled with :func:`simjudge.envs.codegen.compile_reward` aga
   ``tasks/library/composed/solutions``), counted the same way;
 - ``robogen``: every reward of the RoboGen task folders under ``tests/fixtures/robogen``
   (or ``--robogen DIR``, e.g. RoboGen's ``example_tasks``), converted with simjudge's own
-  converter (``import_robogen``), one item per reward.
+  converter (``import_robogen``), one item per reward;
+- ``primitive_blocks``: every primitive subtask of all of the above, compiled with
+  :func:`~simjudge.envs.codegen.compile_primitive_block` (an unproven block runs in the
+  worker, its primitives answered here).
 
 Prints one line per group, ``<group>: provable k/n``, then the reasons of the unproven
 items, and writes ``results/provable_share.json`` (commit, settings, counts, items).
@@ -41,6 +44,33 @@ def _verdict(code: str) -> dict[str, Any]:
     compiled.close()
     return {"provable": compiled.runs_in == "in-process", "runs_in": compiled.runs_in,
             "cost_class": compiled.cost_class, "reason": compiled.reason}
+
+
+def _block_verdict(item: str, code: str) -> dict[str, Any]:
+    from simjudge.envs.codegen import GeneratedCodeError, compile_primitive_block
+    from simjudge.envs.state_api import STATE_API
+
+    try:
+        block = compile_primitive_block(code, STATE_API)
+    except GeneratedCodeError as exc:
+        return {"item": item, "provable": False, "reasons": [f"does not compile: {exc}"]}
+    block.close()
+    proven = block.runs_in == "in-process"
+    return {"item": item, "provable": proven, "reasons": [] if proven else [block.reason]}
+
+
+def _block_items(paths: list[Path], robogen: Path) -> list[dict[str, Any]]:
+    from simjudge.pipelines.robogen import import_robogen
+    from simjudge.tasks.spec import load_solution
+
+    solutions = [(_shown(p), load_solution(p)) for p in paths]
+    for task in sorted(p for p in robogen.iterdir() if p.is_dir()):
+        try:
+            solutions.append((task.name, import_robogen(task)[0]))
+        except Exception:  # noqa: BLE001 - reported by the robogen group
+            continue
+    return [_block_verdict(f"{name}/{s.name}", s.code) for name, solution in solutions
+            for s in solution.subtasks if s.kind == "primitive"]
 
 
 def _shown(path: Path) -> str:
@@ -94,11 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.robogen.is_dir():
         parser.error(f"--robogen {args.robogen} is not a folder of RoboGen task folders")
     library = ROOT / "tasks" / "library"
+    exemplars = sorted((ROOT / "tasks" / "exemplars").glob("*.yaml"))
+    solutions = (sorted((library / "solutions").glob("*.yaml"))
+                 + sorted((library / "composed" / "solutions").glob("*.yaml")))
     groups = {
-        "exemplars": _solution_items(sorted((ROOT / "tasks" / "exemplars").glob("*.yaml"))),
-        "solutions": _solution_items(sorted((library / "solutions").glob("*.yaml"))
-                                     + sorted((library / "composed" / "solutions").glob("*.yaml"))),
+        "exemplars": _solution_items(exemplars),
+        "solutions": _solution_items(solutions),
         "robogen": _robogen_items(args.robogen),
+        "primitive_blocks": _block_items(exemplars + solutions, args.robogen),
     }
     counts = {}
     for name, items in groups.items():
