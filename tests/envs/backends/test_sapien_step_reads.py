@@ -80,7 +80,9 @@ def test_kept_boxes_equal_fresh_ones_along_a_rollout_that_opens_a_drawer():
     from simjudge.skills.scripted import ScriptedPolicy
     from simjudge.tasks.spec import make_task_env
 
-    env = make_task_env("OpenDrawer-v0", backend="sapien")
+    # the fixed start: a drawer resting at its limit keeps its placement bit-identical until
+    # the arm pulls it (a drawer started ajar creeps by ~1e-13 a step under SAPIEN's friction)
+    env = make_task_env("OpenDrawer-v0", backend="sapien", randomization=None)
     try:
         env.reset(seed=0)
         backend = env.backend
