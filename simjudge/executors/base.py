@@ -153,6 +153,9 @@ class JobStore:
         on_failure: ``(job, reason) -> value`` recorded for a failed job (e.g. a failed
             :class:`~simjudge.tasks.spec.Outcome`); default ``{"job": key}``. A dict gets
             ``job_failed: true`` and ``job_failure_reason`` added.
+        shared: Several processes may resume this run at once: each job is claimed in
+            ``<root>/claims.sqlite`` before it runs (:mod:`~simjudge.executors.claims`), so
+            it runs once; a job held by another live writer is waited for, not repeated.
     """
 
     root: Path
@@ -160,6 +163,18 @@ class JobStore:
     logs: str = "job_logs"
     encode: Callable[[Any], Any] = to_jsonable
     on_failure: Callable[[Job, str], Any] | None = None
+    shared: bool = False
+    _book: Any = field(default=None, repr=False, compare=False)
+
+    def take(self, key: str) -> bool:
+        """Claim job ``key`` for this process (always True unless ``shared``)."""
+        if not self.shared:
+            return True
+        if self._book is None:
+            from .claims import ClaimBook
+
+            object.__setattr__(self, "_book", ClaimBook(self.root))
+        return bool(self._book.claim(self._name(key)))
 
     def result_path(self, key: str) -> Path:
         """The result file of job ``key``."""
@@ -198,6 +213,8 @@ class JobStore:
         # JSON round trip: the value returned now equals the one a resumed run reads
         text = json.dumps(value, indent=2, default=json_default) + "\n"
         RunDir(self.root).write_text(self._name(job.key), text)  # checksum, then the file
+        if self._book is not None:
+            self._book.release(self._name(job.key))
         return JobResult(job.key, attempt.ok, json.loads(text), attempt.error, attempts,
                          attempt.seconds)
 
@@ -323,6 +340,7 @@ class Executor(ABC):
         jobs: list[Job] = []
         keys: set[str] = set()
         ready: deque[int] = deque()  # to run: retries first, then the next job read
+        held: list[int] = []  # claimed by another writer on the same run (store.shared)
         tries: dict[int, int] = {}
         in_flight = 0
         exhausted = False
@@ -342,6 +360,9 @@ class Executor(ABC):
                     if done is not None:
                         yield len(jobs) - 1, done
                         continue
+                    if store is not None and not store.take(job.key):
+                        held.append(len(jobs) - 1)
+                        continue
                     ready.append(len(jobs) - 1)
                 if in_flight >= self._capacity(in_flight + 1):
                     break
@@ -349,6 +370,10 @@ class Executor(ABC):
                 tries[index] = tries.get(index, 0) + 1
                 self._submit(index, jobs[index])
                 in_flight += 1
+            if not in_flight and held and not ready:
+                assert store is not None, "jobs are only held elsewhere with a store"
+                yield from self._wait_for_others(held, jobs, store, ready)
+                continue
             if not in_flight:
                 return
             index, attempt = self._next_finished()
@@ -366,6 +391,25 @@ class Executor(ABC):
             else:
                 yield index, JobResult(job.key, attempt.ok, attempt.value, attempt.error,
                                        tries[index], attempt.seconds)
+
+
+    @staticmethod
+    def _wait_for_others(held: list[int], jobs: list[Job], store: JobStore,
+                         ready: deque[int]) -> Iterator[tuple[int, JobResult]]:
+        """Yield the results other writers record; take over jobs whose claim lapsed."""
+        import time
+
+        while held and not ready:
+            for index in list(held):
+                done = store.load(jobs[index].key)
+                if done is not None:
+                    held.remove(index)
+                    yield index, done
+                elif store.take(jobs[index].key):
+                    held.remove(index)
+                    ready.append(index)
+            if held and not ready:
+                time.sleep(0.2)
 
 
 def crash_reason(detail: str, attempts: int) -> str:

@@ -15,6 +15,10 @@ nothing is lost or run twice):
 
 A failed episode (a policy that raised, a remote server that went away) is recorded as a
 failed job with its reason and left out of the tables; the report lists it.
+
+Several ``--resume`` processes on one run share it: every job is claimed in the run's
+``claims.sqlite`` before it runs (:mod:`simjudge.executors.claims`), so each snapshot,
+calibration and episode is played once, and each process ends with the whole summary.
 """
 
 from __future__ import annotations
@@ -121,14 +125,14 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
         snaps = _ok(executor.map(
             [Job(f"{t}__s{s:03d}", snapshot_job, kwargs={"task": t, "seed": s, "horizon": config.horizon})
              for t in tasks for s in seeds],
-            JobStore(run.root, results="snapshots"), desc="snapshots", progress=progress), "snapshot")
+            JobStore(run.root, results="snapshots", shared=True), desc="snapshots", progress=progress), "snapshot")
         calibrations: list[dict[str, Any]] = []
         if config.epsilon <= 0:
             calibrations = _ok(executor.map(
                 [Job(f"{t}__{judge_slug(j)}", calibrate_job,
                      kwargs={"run_root": root, "task": t, "seed": 0, "judge": j, "snapshot": f"{t}__s000"})
                  for t in tasks for j in judges],
-                JobStore(run.root, results="calibration"), desc="calibrate ε", progress=progress), "calibration")
+                JobStore(run.root, results="calibration", shared=True), desc="calibrate ε", progress=progress), "calibration")
         epsilon = _epsilons(config, calibrations, judges)
         # a backend that cannot render here (SAPIEN without Vulkan): episodes run, videos skip
         video_skipped = render_problem() if config.videos > 0 else None
@@ -140,7 +144,8 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
                 "max_frame_mb": config.max_frame_mb})
             for name, spec in policies.items() for t in tasks for s in seeds
         ]
-        executor.map(jobs, JobStore(run.root, results="results"), desc="episodes", progress=progress)
+        executor.map(jobs, JobStore(run.root, results="results", shared=True), desc="episodes",
+                     progress=progress)
     meta = {"epsilon": epsilon, "calibration": calibrations, "video_skipped": video_skipped,
             "frame_rate_hz": snaps[0]["frame_rate_hz"], "horizons": {s["task"]: s["horizon"] for s in snaps}}
     write_json(run.path("run_meta.json"), meta, indent=1)
