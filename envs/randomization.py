@@ -477,6 +477,13 @@ class WorldVariation:
         sample = self.randomization.sample(world_seed, scene)
         home = scene.config.robot.home_qpos
         apply_world(scene, sample, np.asarray(home) if home else HOME_QPOS)
+        # a snapshot round trip first: a backend may store a turned base's pose in another
+        # form than it steps it (PyBullet: quaternion vs matrix), so a world used straight
+        # after the teleport would step apart, by ~1e-17, from the same world restored
+        # later (planning's look-ahead restores); after one round trip both are the same
+        projected = backend.save_state()
+        backend.restore_state(projected)
+        backend.remove_state(projected)
         if scene.initial_state != self.nominal_state:
             backend.remove_state(scene.initial_state)
         _record_initial(backend, scene)

@@ -216,8 +216,8 @@ class SimEnv(gym.Env):
         """Draw this episode's world (if randomized) and move the scene there."""
         if self._variation is None:
             return
-        if self.scene_seed is not None:
-            world_seed = int(self.scene_seed)
+        if self.scene_seed is not None:  # the world reset(seed=scene_seed) draws
+            world_seed = int(np.random.default_rng(self.scene_seed).integers(2**63 - 1))
         else:
             world_seed = int(self.np_random.integers(2**63 - 1))
         self._world = self._variation.reset(world_seed)

@@ -105,7 +105,16 @@ def restore_state(scene: BuiltScene, state: SimState | None) -> None:
     backend.reset_joint_states(robot.body, joints, np.asarray(state.robot_qpos), np.asarray(state.robot_qvel))
     for obj in scene.objects.values():
         body = state.bodies[obj.name]
-        backend.set_base_pose(obj.body, np.asarray(body["pos"]), np.asarray(body["quat"]))
+        pos, quat = np.asarray(body["pos"]), np.asarray(body["quat"])
+        if obj.fixed:
+            # a fixed base never moves in an episode: where it already stands (the restored
+            # snapshot), teleporting it to its own reading could round its pose (pose ->
+            # quaternion -> pose is not exact for a turned base) and shift what follows
+            now_pos, now_quat = backend.get_base_pose(obj.body)
+            if np.array_equal(now_pos, pos) and np.array_equal(now_quat, quat):
+                pos = None
+        if pos is not None:
+            backend.set_base_pose(obj.body, pos, quat)
         indices = list(obj.joint_index.values())
         if indices:
             backend.reset_joint_states(obj.body, indices, np.asarray(body["qpos"]), np.asarray(body["qvel"]))

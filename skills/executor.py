@@ -139,6 +139,7 @@ def execute_solution(
     goal: Any = REFERENCE_GOAL,
     observer: SubtaskObserver | None = None,
     run_config: Mapping[str, Any] | None = None,
+    randomize: bool = True,
 ) -> Outcome:
     """Execute a solution and write its verdicts, summary and video to ``out_dir``.
 
@@ -180,6 +181,8 @@ def execute_solution(
             :class:`simjudge.judges.live.LiveSubtaskJudges`), or None.
         run_config: The calling command's full config (e.g. ``simjudge execute``'s),
             recorded in ``config.json`` and ``summary.json`` with the executor's own keys.
+        randomize: Vary the world per seed as the built-in task's env does (when the
+            solution's scene is the task's); False = the fixed start (``--no-randomize``).
 
     Raises:
         ValueError: Unknown ``reward_solver``, or ``out_dir`` holds a run of another
@@ -199,6 +202,7 @@ def execute_solution(
         "reward_solver": reward_solver,
         "budget_steps": budget_steps,
         "continue_on_failure": continue_on_failure,
+        "randomize": randomize,
     }
     prepare_run(run_dir, solution, config, resume)
     video_skipped = render_problem() if video else None
@@ -211,6 +215,7 @@ def execute_solution(
         render_mode="rgb_array" if video else None,
         scene_seed=seed,
         task_name=solution.task,
+        randomization=_task_randomization(solution) if randomize else None,
     )
     try:
         env.reset(seed=seed)
@@ -353,6 +358,21 @@ def _run_all(
             break
     bar.close()
     return verdicts, ends
+
+
+def _task_randomization(solution: Solution) -> Any:
+    """The built-in task's world variation if the solution's scene is the task's, else None.
+
+    Why only then: the ranges name the task's objects and joints; with ``scene_seed=seed``
+    the executor's world is the one ``reset(seed=seed)`` of the task's env draws.
+    """
+    try:
+        spec = load_task(solution.task)
+    except TaskSpecError:
+        return None
+    if solution.scene != spec.scene:
+        return None
+    return spec.world_randomization()
 
 
 def _task_goal(task: str) -> Any:

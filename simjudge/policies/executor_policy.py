@@ -43,9 +43,13 @@ START_TOLERANCE = 1e-6
 
 
 def plan_solution(
-    solution: Any, seed: int, reward_solver: str = "mpc", budget_steps: int | None = None
+    solution: Any, seed: int, reward_solver: str = "mpc", budget_steps: int | None = None,
+    randomize: bool = True,
 ) -> tuple[np.ndarray, StepRecorder, Outcome]:
     """Execute ``solution`` at ``seed`` and return its steps as ``(N, 8)`` joint actions.
+
+    ``randomize``: in the task's world for that seed (as the task env draws it), else the
+    fixed start.
 
     Returns:
         The actions, the recorder (start state, frameskip) and the executor's outcome.
@@ -61,6 +65,7 @@ def plan_solution(
             resume=False,
             video=False,
             observer=recorder,
+            randomize=randomize,
         )
     actions = np.asarray(recorder.actions, dtype=np.float64).reshape(-1, 8)
     return actions, recorder, outcome
@@ -129,10 +134,11 @@ class ExecutorPolicy:
             raise PolicyError("executor is a privileged policy (it plans in the simulator): "
                               "run it through simjudge audit/arena or run_episode")
         source = self.solution or _task_id(task.name)
-        key = (source, int(seed))
+        randomize = getattr(env, "randomization", None) is not None
+        key = (source, int(seed), randomize)
         if key not in self._plans:
             actions, recorder, outcome = plan_solution(
-                self._load(source), seed, self.reward_solver, self.budget_steps)
+                self._load(source), seed, self.reward_solver, self.budget_steps, randomize)
             self._plans[key] = (actions, recorder, outcome)
         actions, recorder, self.last_outcome = self._plans[key]
         _check_start(recorder, env, source, seed)

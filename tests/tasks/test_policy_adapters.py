@@ -96,7 +96,11 @@ def test_executor_policy_replays_the_executed_solution_to_verified_success():
         # the same control steps; MPC's look-ahead restored snapshots, so not bit-exact
         assert state_distance(env.get_state(), policy.last_end_state) < 0.02
         assert result.progress[-1] == pytest.approx(1.0) and result.progress[0] < 0.5
-        # without look-ahead (planned grasp, scripted pull) the replay is exact
+        # without look-ahead (planned grasp, scripted pull) the replay is exact: on the
+        # fixed start (with the cabinet turned, PyBullet's collision queries while planning
+        # leave ~1e-17 in the arm's joints, so a turned world replays to 3e-17)
+        env.close()
+        env = make_task_env("OpenDrawer-v0", randomization=None)
         oracle = make_policy("executor:OpenDrawer-v0,reward_solver=oracle,chunk=5")
         exact = run_episode(env, oracle, seed=0)
         assert exact.success and exact.queries == math.ceil(exact.steps / 5)
