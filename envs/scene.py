@@ -222,8 +222,11 @@ class SceneConfig(_Strict):
     @classmethod
     def from_yaml(cls, source: str | Path) -> SceneConfig:
         """Load from a YAML file path or YAML text; RoboGen's list shape is converted."""
-        text = Path(source).read_text() if _looks_like_path(source) else str(source)
-        data = yaml.safe_load(text)
+        from .bounded_input import load_yaml, read_text_bounded
+
+        is_path = _looks_like_path(source)
+        text = read_text_bounded(source) if is_path else str(source)
+        data = load_yaml(text, str(source) if is_path else "<scene yaml>")
         if isinstance(data, list):
             return cls.from_robogen(data)
         if not isinstance(data, dict):

@@ -105,8 +105,11 @@ def _one(origin: str, value: Any, held: dict[int, Any]) -> Any:
 
 
 def from_child(value: Any, held: dict[int, Any]) -> Any:
-    """``value`` with every :class:`Held` at its top level (or in a top-level tuple, list or
-    dict value) replaced by the real result; anything else unchanged."""
+    """``value`` with the real results in place of its :class:`Held` stand-ins.
+
+    Stand-ins are replaced at the top level and one level down (in a tuple, list or dict
+    value); anything else is unchanged.
+    """
     if isinstance(value, Held):
         return held.get(value.key, value)
     if isinstance(value, dict):

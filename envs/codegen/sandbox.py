@@ -58,6 +58,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .bindings import MAX_API_ELEMENTS, MAX_API_TEXT, RemoteView, check_api_args, detach
+from .errors import (
+    CodeResourceError,
+    CodeRuntimeError,
+    CodeTimeoutError,
+    GeneratedCodeError,
+)
 from .held import (
     SELF,
     check_primitive_args,
@@ -65,12 +71,6 @@ from .held import (
     primitive_stub,
     to_child,
     too_many_calls,
-)
-from .errors import (
-    CodeResourceError,
-    CodeRuntimeError,
-    CodeTimeoutError,
-    GeneratedCodeError,
 )
 from .runtime import ExecutionLimits
 from .syntax import Kind
@@ -439,7 +439,6 @@ def child_main(fd: int) -> None:
     conn = Connection(fd)
     sys.path[:] = pickle.loads(conn.recv_bytes())  # noqa: S301 - the parent's sys.path
     kind, source, api, limits, primitive_names = pickle.loads(conn.recv_bytes())  # noqa: S301
-    from .compiler import CompiledBlock, CompiledReward, CompiledSuccess
     from .seccomp import install_filter
 
     if isinstance(api, list):  # remote_api: every call goes to the parent (RemoteView)
@@ -448,12 +447,7 @@ def child_main(fd: int) -> None:
                  "seccomp": install_filter()}
     conn.send_bytes(pickle.dumps(("started", isolation)))
     try:
-        if kind == "primitive":
-            compiled: Any = CompiledBlock(source, api, limits=limits, mode="guarded",
-                                          primitive_names=primitive_names)
-        else:
-            cls = CompiledReward if kind == "reward" else CompiledSuccess
-            compiled = cls(source, api, limits=limits, mode="guarded")
+        compiled = _compile(kind, source, api, limits, primitive_names)
     except GeneratedCodeError as exc:
         conn.send_bytes(pickle.dumps(("error", exc)))
         return
@@ -485,16 +479,7 @@ def child_main(fd: int) -> None:
         if table is not None:
             view = RemoteView(table, ask)
         _limit_cpu(limits)
-        reply: tuple[str, Any, str]
-        try:
-            result = compiled(view, stubs) if kind == "primitive" else compiled(view)
-            reply = ("ok", result, compiled.last_output)
-        except GeneratedCodeError as exc:
-            reply = ("err", exc, compiled.last_output)
-        except MemoryError:
-            reply = ("err", CodeResourceError("ran out of memory in the sandbox"), "")
-        except Exception as exc:
-            reply = ("err", CodeRuntimeError(f"{type(exc).__name__}: {exc}"), "")
+        reply = _run_call(compiled, view, stubs if kind == "primitive" else None)
         if reply[0] == "err" and isinstance(reply[1], BaseException):
             _drop_frames(reply[1])
         try:
@@ -504,7 +489,6 @@ def child_main(fd: int) -> None:
                 ("err", CodeRuntimeError(f"the result could not be sent back: {exc}"), "")
             )
         del reply, view
-        result = None
         conn.send_bytes(data)
         del data
         collector.after_call()
@@ -552,6 +536,32 @@ def _drop_frames(exc: BaseException) -> None:
         seen.add(id(current))
         current.__traceback__ = None
         current = current.__cause__ or current.__context__
+
+
+def _compile(kind: Kind, source: str, api: dict[str, Callable[..., Any]],
+             limits: ExecutionLimits, primitive_names: tuple[str, ...]) -> Any:
+    """The child's own compile of the code (guarded mode: it runs here, in the child)."""
+    from .compiler import CompiledBlock, CompiledReward, CompiledSuccess
+
+    if kind == "primitive":
+        return CompiledBlock(source, api, limits=limits, mode="guarded",
+                             primitive_names=primitive_names)
+    cls = CompiledReward if kind == "reward" else CompiledSuccess
+    return cls(source, api, limits=limits, mode="guarded")
+
+
+def _run_call(compiled: Any, view: object, stubs: dict[str, Callable[..., Any]] | None
+              ) -> tuple[str, Any, str]:
+    """One call in the child as a reply: ``("ok", result, output)`` or ``("err", error, output)``."""
+    try:
+        result = compiled(view) if stubs is None else compiled(view, stubs)
+        return ("ok", result, compiled.last_output)
+    except GeneratedCodeError as exc:
+        return ("err", exc, compiled.last_output)
+    except MemoryError:
+        return ("err", CodeResourceError("ran out of memory in the sandbox"), "")
+    except Exception as exc:  # noqa: BLE001 - any failure of the code is its verdict
+        return ("err", CodeRuntimeError(f"{type(exc).__name__}: {exc}"), "")
 
 
 def _is_remote_view(value: object) -> bool:

@@ -44,8 +44,10 @@ def load_written_goal(text: str, task: str = "") -> TaskGoal:
     except json.JSONDecodeError:
         import yaml
 
+        from simjudge.tasks.spec.bounded import load_yaml
+
         try:
-            data = yaml.safe_load(raw)
+            data = load_yaml(raw, "--goal")
         except yaml.YAMLError as exc:
             raise ValueError(f"--goal {text!r} is neither a goal file nor goal JSON ({exc})") \
                 from None

@@ -24,17 +24,18 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from simjudge.envs.bounded_input import (
+    MAX_DEPTH,
+    MAX_JSON_BYTES,
+    InputLimitError,
+    json_depth,
+    load_json_text,
+)
 from simjudge.envs.errors import SimjudgeError
 
 __all__ = ["MAX_DEPTH", "MAX_JSON_BYTES", "CorruptFileError", "InputLimitError", "atomic_open",
            "atomic_write", "json_default", "json_depth", "load_json_text", "read_json",
            "write_json"]
-
-MAX_JSON_BYTES = 256 * 2**20
-"""Largest JSON input (run files simjudge writes: records, summaries, indexes)."""
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and lists in JSON and YAML input."""
-
 
 class CorruptFileError(SimjudgeError, ValueError):
     """A file simjudge wrote (or was given) cannot be read back: truncated, corrupt, not UTF-8.
@@ -51,57 +52,6 @@ class CorruptFileError(SimjudgeError, ValueError):
         self.fix = fix or (f"delete {self.path} to have the step that wrote it redone (rerun "
                            "with --resume), or start over in a new output folder")
         super().__init__(f"{self.path} {problem}; {self.fix}")
-
-
-class InputLimitError(SimjudgeError, ValueError):
-    """A YAML or JSON input is over a cap (size, nesting, YAML aliases).
-
-    Attributes:
-        source: The file (or a description of the text).
-        cap: The name of the cap (e.g. ``MAX_YAML_NODES``).
-    """
-
-    def __init__(self, source: str, problem: str, cap: str, fix: str) -> None:
-        self.source = source
-        self.cap = cap
-        super().__init__(f"{source}: {problem} (cap {cap}); {fix}")
-
-
-def json_depth(value: Any) -> int:
-    """Nesting depth of decoded JSON (lists and dicts count; iterative)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
-
-
-def load_json_text(text: str, source: str = "<json>", max_depth: int = MAX_DEPTH) -> Any:
-    """Decode JSON within :data:`MAX_JSON_BYTES` and ``max_depth`` levels of nesting.
-
-    Raises:
-        InputLimitError: Over a cap; the message names it.
-        json.JSONDecodeError: Not valid JSON.
-    """
-    if len(text) > MAX_JSON_BYTES:
-        raise InputLimitError(source, f"is {len(text)} characters long, over "
-                              f"{MAX_JSON_BYTES // 2**20} MiB", "MAX_JSON_BYTES",
-                              "check that this is the right file")
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise InputLimitError(source, "nests too deeply to parse", "MAX_DEPTH",
-                              "flatten the structure") from None
-    if json_depth(data) > max_depth:
-        raise InputLimitError(source, f"nests more than {max_depth} levels deep", "MAX_DEPTH",
-                              "flatten the structure")
-    return data
 
 
 @contextlib.contextmanager

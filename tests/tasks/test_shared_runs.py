@@ -16,7 +16,6 @@ import pytest
 
 from simjudge.executors import JobStore, make_executor
 from simjudge.executors.claims import ClaimBook
-
 from tests.tasks.shared_job_helpers import jobs, writer
 
 pytestmark = pytest.mark.timeout(300)

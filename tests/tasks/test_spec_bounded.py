@@ -174,3 +174,21 @@ def test_json_files_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(io, "MAX_JSON_BYTES", 10)  # the cap is read when the file is
     with pytest.raises(InputLimitError, match="MAX_JSON_BYTES"):
         read_json(normal)
+
+
+def test_scene_files_and_goal_files_are_read_with_the_same_caps(tmp_path: Path) -> None:
+    from simjudge.envs.scene import SceneConfig
+    from simjudge.pipelines.goal_card import load_written_goal
+
+    start = time.monotonic()
+    with pytest.raises(InputLimitError, match="MAX_YAML_NODES"):
+        SceneConfig.from_yaml(_bomb())
+    path = tmp_path / "scene.yaml"
+    path.write_text(_bomb())
+    with pytest.raises(InputLimitError, match="MAX_YAML_NODES"):
+        SceneConfig.from_yaml(path)
+    goal = tmp_path / "goal.yaml"
+    goal.write_text(_bomb())
+    with pytest.raises((InputLimitError, ValueError), match="MAX_YAML_NODES"):
+        load_written_goal(str(goal), "OpenDrawer-v0")
+    assert time.monotonic() - start < 5.0
