@@ -6,19 +6,21 @@ returns facts only (``success``, ``fail`` and named predicates such as
 potential Φ ∈ [0, 1]; the env's dense reward reads those, never re-querying
 contacts.
 
-Staged progress (the privileged ground truth other judges are measured against):
+Staged progress (the privileged ground truth other judges are measured against) is defined
+once, in :mod:`simjudge.envs.progress` (stages, weights, the approach reference); the goals
+here compute its facts and call it:
 
-- ``joint`` goals: Φ = w_reach·reach + w_grasp·grasped + w_goal·joint_progress,
-  where ``reach = exp(-d / 0.05)`` for the distance d (m) from the suction point
-  to the target link's bounding box centre, ``grasped`` is 1 while suction holds
-  the target link (or any link of the object), and ``joint_progress`` is the
-  joint's normalised advance from its initial value towards the success
-  threshold, clipped to [0, 1]. Weights are (0.2, 0.1, 0.7) for goals that need
-  a grasp and (0.3, 0, 0.7) for pressing/pushing goals. Φ = 1 on success.
-- ``place`` goals: Φ = 0.2·reach(object) + 0.1·grasped(object) +
-  0.5·closeness(object, target) + 0.2·placed, closeness = exp(-d / 0.1) for the
-  horizontal distance d to the target's centre weighted with the height above
-  it. Φ = 1 on success (placed and released).
+- ``joint`` goals: approach, grasp, joint progress: Φ = 0.3·approach + 0.1·grasped +
+  0.6·joint_progress (0.4·approach + 0.6·joint_progress for pressing/pushing goals), where
+  ``approach`` = 1 − d / d_ref for the distance d from the suction point to the target
+  link's bounding-box centre (d_ref: from the arm's home suction point to that link),
+  ``grasped`` is 1 while suction holds the target link (or any link of the object), and
+  ``joint_progress`` is the joint's normalised advance from its initial value towards the
+  success threshold, clipped to [0, 1]. Φ = 1 on success.
+- ``place`` goals: Φ = 0.3·approach(object) + 0.1·grasped + 0.4·carry + 0.2·placed,
+  carry = 1 − h / h_ref for the horizontal distance h from the object's centre to the
+  target's (h_ref: the same from where the object started). Φ = 1 on success (placed and
+  released).
 - ``joint_range`` goals (:class:`JointRangeGoal`): like ``joint`` goals, but the target is
   an interval ``[low, high]`` of the range fraction ("halfway", "slightly open");
   ``joint_progress`` = 1 − distance to the interval / distance at reset, so overshooting
@@ -38,6 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .backends import BodyQuery, body_reading_offsets
+from .progress import approach, carry, joint_phi, place_phi
 from .state_api import StateView
 
 __all__ = [
@@ -166,7 +169,7 @@ class JointGoal(_GoalBase):
         return 1.0 if self.direction == "open" else -1.0
 
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
-        """Evaluator of the facts: joint fraction, joint progress, distance to the link, grasp."""
+        """Evaluator of the facts: joint fraction and progress, distance to the link, approach, grasp."""
         lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, threshold, opening = self.object, self.threshold, self.direction == "open"
 
@@ -175,7 +178,8 @@ class JointGoal(_GoalBase):
             ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
             fraction = (value - lo) / span
             # to the link's box centre: eef - (lo + hi) / 2
-            dx, dy, dz = ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0
+            cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (lz + hz) / 2.0
+            dx, dy, dz = ex - cx, ey - cy, ez - cz
             distance = math.sqrt(dx * dx + dy * dy + dz * dz)
             held = view.grasped()
             if opening:
@@ -191,22 +195,18 @@ class JointGoal(_GoalBase):
                 "joint_fraction": float(fraction),
                 "joint_progress": _clip(advance, 0.0, 1.0),
                 "distance_to_link": distance,
+                "approach": approach((ex, ey, ez), (cx, cy, cz)),
             }
 
         return evaluate
 
     def progress(self, facts: dict[str, float | bool]) -> float:
-        """Staged Φ: reach, grasp, joint progress (see module docstring)."""
+        """Staged Φ: approach, grasp, joint progress (:func:`~simjudge.envs.progress.joint_phi`)."""
         if facts["success"]:
             return 1.0
-        reach = math.exp(-float(facts["distance_to_link"]) / 0.05)
-        if self.requires_grasp:
-            grasped = 1.0 if facts["is_grasped"] else 0.0
-            reach = 1.0 if grasped else reach
-            phi = 0.2 * reach + 0.1 * grasped + 0.7 * float(facts["joint_progress"])
-        else:
-            phi = 0.3 * reach + 0.7 * float(facts["joint_progress"])
-        return _clip(phi, 0.0, 0.999)
+        return joint_phi(approach=float(facts["approach"]), grasped=bool(facts["is_grasped"]),
+                         joint_progress=float(facts["joint_progress"]),
+                         requires_grasp=self.requires_grasp)
 
 
 class PlaceGoal(_GoalBase):
@@ -230,7 +230,7 @@ class PlaceGoal(_GoalBase):
     target_link: str | None = None
 
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
-        """Evaluator of the facts: grasp, horizontal distance, height above target, placed."""
+        """Evaluator of the facts: grasp, distances to the object and target, approach, carry, placed."""
         view._object(self.object)  # unknown names raise here
         view._object(self.target)
         names = list(view._scene.objects)
@@ -250,6 +250,7 @@ class PlaceGoal(_GoalBase):
 
         read = _scene_reader(view, pick)
         name, inside, enclosed = self.object, self.relation != "on", self.relation == "inside"
+        start_x, start_y = (float(v) for v in view.initial_pose(self.object)[0][:2])
 
         def evaluate() -> dict[str, float | bool]:
             # suction point and both bodies' boxes from the scene's shared read
@@ -264,28 +265,28 @@ class PlaceGoal(_GoalBase):
             else:
                 placed = inside_xy and abs(bottom - thz) < 0.03
             rx, ry, rz = ex - cx, ey - cy, ez - cz
-            tx, ty = cx - (tlx + thx) / 2.0, cy - (tly + thy) / 2.0
+            gx, gy = (tlx + thx) / 2.0, (tly + thy) / 2.0
+            tx, ty = cx - gx, cy - gy
+            to_target = math.sqrt(tx * tx + ty * ty)
             return {
                 "success": bool(placed and not is_grasped),
                 "fail": False,
                 "is_grasped": bool(is_grasped),
                 "is_placed": bool(placed),
                 "distance_to_object": math.sqrt(rx * rx + ry * ry + rz * rz),
-                "distance_to_target": math.sqrt(tx * tx + ty * ty),
+                "distance_to_target": to_target,
+                "approach": approach((ex, ey, ez), (cx, cy, cz)),
+                "carry": carry(to_target, math.hypot(start_x - gx, start_y - gy)),
             }
 
         return evaluate
 
     def progress(self, facts: dict[str, float | bool]) -> float:
-        """Staged Φ: reach, grasp, carry, place (see module docstring)."""
+        """Staged Φ: approach, grasp, carry, place (:func:`~simjudge.envs.progress.place_phi`)."""
         if facts["success"]:
             return 1.0
-        grasped = 1.0 if facts["is_grasped"] else 0.0
-        placed = 1.0 if facts["is_placed"] else 0.0
-        reach = 1.0 if grasped or placed else math.exp(-float(facts["distance_to_object"]) / 0.05)
-        carry = math.exp(-float(facts["distance_to_target"]) / 0.1) if (grasped or placed) else 0.0
-        phi = 0.2 * reach + 0.1 * max(grasped, placed) + 0.5 * carry + 0.2 * placed
-        return _clip(phi, 0.0, 0.999)
+        return place_phi(approach=float(facts["approach"]), grasped=bool(facts["is_grasped"]),
+                         placed=bool(facts["is_placed"]), carry=float(facts["carry"]))
 
 
 class JointRangeGoal(_GoalBase):
@@ -298,8 +299,8 @@ class JointRangeGoal(_GoalBase):
     Facts: ``success`` (the fraction is inside ``[low, high]``), ``fail``,
     ``is_grasped``, ``joint_fraction``, ``joint_progress`` (1 − the distance from the
     interval over the distance at reset, clipped to [0, 1], so overshoot lowers it),
-    ``overshoot`` (how far the fraction is past the interval's far side, ≥ 0) and
-    ``distance_to_link``. Φ is staged as for :class:`JointGoal`.
+    ``overshoot`` (how far the fraction is past the interval's far side, ≥ 0),
+    ``distance_to_link`` and ``approach``. Φ is staged as for :class:`JointGoal`.
 
     Attributes:
         kind: ``joint_range``.
@@ -337,7 +338,8 @@ class JointRangeGoal(_GoalBase):
         def evaluate() -> dict[str, float | bool]:
             ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
             fraction = (value - lo) / span
-            dx, dy, dz = ex - (lx + hx) / 2.0, ey - (ly + hy) / 2.0, ez - (lz + hz) / 2.0
+            cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (lz + hz) / 2.0
+            dx, dy, dz = ex - cx, ey - cy, ez - cz
             gap = max(low - fraction, fraction - high, 0.0)
             held = view.grasped()
             return {
@@ -348,12 +350,13 @@ class JointRangeGoal(_GoalBase):
                 "joint_progress": _clip(1.0 - gap / start_gap, 0.0, 1.0),
                 "overshoot": max(fraction - high if opening else low - fraction, 0.0),
                 "distance_to_link": math.sqrt(dx * dx + dy * dy + dz * dz),
+                "approach": approach((ex, ey, ez), (cx, cy, cz)),
             }
 
         return evaluate
 
     def progress(self, facts: dict[str, float | bool]) -> float:
-        """Staged Φ: reach, grasp, joint progress (as :meth:`JointGoal.progress`)."""
+        """Staged Φ: approach, grasp, joint progress (as :meth:`JointGoal.progress`)."""
         return JointGoal.progress(self, facts)  # type: ignore[arg-type]
 
 

@@ -1,19 +1,23 @@
 """The privileged progress judge: the ground truth other judges are measured against.
 
 Φ is computed from privileged simulator state with the staged definitions of
-:mod:`simjudge.envs.goals` (reach → contact/attach → joint or object goal), so that built-in
-tasks and generated subtasks are scored on one scale:
+:mod:`simjudge.envs.progress` (approach → contact/attach → joint or object goal; the goals of
+:mod:`simjudge.envs.goals` compute the facts), so that built-in tasks, the env's
+``info["progress"]`` and generated subtasks are scored on one scale:
 
-- **joint** goals (:class:`~simjudge.envs.goals.JointGoal`): Φ = 0.2·reach + 0.1·grasped +
-  0.7·joint_progress with grasp (0.3·reach + 0.7·joint_progress for press/push goals);
-  reach = exp(−d / 0.05) for the distance d (m) from the suction point to the target link's
-  bounding-box centre (1 while grasped), joint_progress = the joint's normalised advance from
-  its initial value to the threshold fraction of its range, clipped to [0, 1].
-- **place** goals (:class:`~simjudge.envs.goals.PlaceGoal`): Φ = 0.2·reach + 0.1·grasped +
-  0.5·closeness + 0.2·placed.
+- **joint** goals (:class:`~simjudge.envs.goals.JointGoal`): Φ = 0.3·approach + 0.1·grasped +
+  0.6·joint_progress with grasp (0.4·approach + 0.6·joint_progress for press/push goals);
+  approach = 1 − d / d_ref, clipped to [0, 1], for the distance d (m) from the suction point
+  to the target link's bounding-box centre, with d_ref the distance from the arm's home
+  suction point to that link (1 while grasped: Φ = 0.4 at attachment); joint_progress = the
+  joint's normalised advance from its initial value to the threshold fraction of its range,
+  clipped to [0, 1].
+- **place** goals (:class:`~simjudge.envs.goals.PlaceGoal`): Φ = 0.3·approach + 0.1·grasped +
+  0.4·carry + 0.2·placed (carry: the share of the horizontal way from the object's start to
+  the target covered while it is held).
 - **link** goals (:class:`LinkGoal`, for reach/grasp subtasks of generated solutions): the
-  first two joint-goal stages renormalised, Φ = (0.2·reach + 0.1·grasped) / 0.3 with grasp,
-  Φ = reach without; success = the link is held (or d ≤ ``tolerance`` for reach goals).
+  first two joint-goal stages renormalised, Φ = (0.3·approach + 0.1·grasped) / 0.4 with grasp,
+  Φ = approach without; success = the link is held (or d ≤ ``tolerance`` for reach goals).
 
 Φ = 1 exactly on success and stays below 1 otherwise. Verdicts: ``success`` when the goal's
 facts say so, ``failure`` on ``fail`` (physics errors), else ``undecided``. The reward term
@@ -22,7 +26,6 @@ is Φ (``max_reward`` = 1).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
@@ -31,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from simjudge.envs.goals import JointGoal, PlaceGoal
+from simjudge.envs.progress import JOINT_WEIGHTS, approach
 from simjudge.envs.state_api import StateView, get_link_state
 
 from .base import Judge, JudgeResetNeeded
@@ -84,7 +88,8 @@ class LinkGoal:
     def evaluate(self, view: StateView) -> dict[str, float | bool]:
         """Facts: distance to the link, whether it is held, success."""
         eef, _ = view.eef_pose()
-        distance = float(np.linalg.norm(eef - get_link_state(view, self.object, self.link)))
+        centre = get_link_state(view, self.object, self.link)
+        distance = float(np.linalg.norm(eef - centre))
         held = view.grasped()
         is_grasped = held is not None and held == (self.object, self.link)
         success = is_grasped if self.requires_grasp else distance <= self.tolerance
@@ -93,18 +98,20 @@ class LinkGoal:
             "fail": False,
             "is_grasped": bool(is_grasped),
             "distance_to_link": distance,
+            "approach": approach(eef.tolist(), centre.tolist()),
         }
 
     def progress(self, facts: Mapping[str, float | bool]) -> float:
-        """Staged Φ: reach then grasp (see the module docstring)."""
+        """Staged Φ: approach then grasp (see the module docstring)."""
         if facts["success"]:
             return 1.0
-        reach = math.exp(-float(facts["distance_to_link"]) / 0.05)
+        reach = float(facts["approach"])
         if not self.requires_grasp:
             return float(min(reach, 0.999))
+        w_approach, w_grasp, _ = JOINT_WEIGHTS
         grasped = 1.0 if facts["is_grasped"] else 0.0
         reach = 1.0 if grasped else reach
-        return float(min((0.2 * reach + 0.1 * grasped) / 0.3, 0.999))
+        return float(min((w_approach * reach + w_grasp * grasped) / (w_approach + w_grasp), 0.999))
 
 
 Goal = JointGoal | PlaceGoal | LinkGoal

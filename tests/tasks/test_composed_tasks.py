@@ -140,7 +140,8 @@ def test_sequence_goal_progress_formula():
     assert isinstance(goal, SequenceGoal)
     facts = {"success": False, "stages_done": 1.0, "armed": True,
              "g1.success": False, "g1.is_grasped": True, "g1.is_placed": False,
-             "g1.distance_to_object": 0.0, "g1.distance_to_target": 0.0}
+             "g1.distance_to_object": 0.0, "g1.distance_to_target": 0.0,
+             "g1.approach": 1.0, "g1.carry": 1.0}
     phi_stage = goal.goals[1].progress(goal.sub_facts(facts, 1))
     assert goal.progress(facts) == pytest.approx((1 + phi_stage) / 3)
     assert goal.progress({**facts, "armed": False}) == pytest.approx(1 / 3)
