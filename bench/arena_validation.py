@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from simjudge.executors import make_executor
-from simjudge.pipelines.arena import load_comparisons, rank_arena, run_arena, run_oracle
+from simjudge.pipelines.arena import load_comparisons, play_arena, rank_arena, run_oracle
 from simjudge.pipelines.arena.oracle import oracle_scores
 from simjudge.pipelines.arena.validate import validate_comparisons
 from simjudge.pipelines.report.arena_section import write_arena_report
@@ -67,7 +67,7 @@ def main() -> None:
     out = Path(args.out)
     started = time.perf_counter()
     with make_executor("local", args.workers) as executor:
-        run_arena(out, ZOO, TASKS, matches=args.matches, seed=args.seed, executor=executor,
+        play_arena(out, ZOO, TASKS, matches=args.matches, seed=args.seed, executor=executor,
                   evaluator=args.evaluator,
                   resume=True, config={"command": "bench/arena_validation.py"})
         arena_s = time.perf_counter() - started

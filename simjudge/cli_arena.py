@@ -8,28 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simjudge.cli_configs import Command, record
+from simjudge.cli_configs import Command
 from simjudge.pipelines.arena.config import ArenaRankConfig, ArenaRunConfig, ArenaValidateConfig
 
 __all__ = ["ARENA_COMMANDS", "ARENA_GROUPS"]
-
-
-def _policies(items: tuple[str, ...]) -> dict[str, str]:
-    from simjudge.pipelines.audit.run import parse_policy_args
-
-    return parse_policy_args(items)
-
-
-def _tasks(items: tuple[str, ...]) -> list[str]:
-    from simjudge.tasks.spec import library_ids
-
-    known = set(library_ids())
-    flat = [t.strip() for item in items for t in item.split(",") if t.strip()]
-    unknown = [t for t in flat if t not in known]
-    if unknown or not flat:
-        raise ValueError(f"unknown task(s) {unknown or list(items)}; built-in tasks are "
-                         f"{sorted(known)}")
-    return flat
 
 
 def _rank_and_report(out: str, n_boot: int, seed: int, models: tuple[str, ...] | None,
@@ -46,20 +28,9 @@ def _rank_and_report(out: str, n_boot: int, seed: int, models: tuple[str, ...] |
 
 
 def _arena_run(config: ArenaRunConfig) -> int:
-    from simjudge.executors import executor_from
     from simjudge.pipelines.arena import run_arena
 
-    policies = _policies(config.policy)
-    if len(policies) < 2:
-        raise ValueError("the arena needs at least two policies: --policy NAME=SPEC twice or more")
-    with executor_from(config) as executor:
-        summary = run_arena(
-            config.out, policies, _tasks(config.tasks), matches=config.matches,
-            seed=config.seed, evaluator=config.evaluator, margin=config.margin,
-            speed_margin=config.speed_margin, horizon=config.horizon, episodes=config.episodes,
-            executor=executor, resume=config.resume, config=record("arena run", config),
-            reason=config.reason, reason_llm=config.reason_llm, llm_cache=config.llm_cache,
-            llm_mode=config.llm_mode, prefer=config.prefer, epsilon=config.epsilon)
+    summary = run_arena(config)
     counts = summary["counts"]
     print(f"{counts['done']} matches played, {counts['failed']} failed, {counts['pending']} "
           f"pending ({summary['played']} by this process); database {summary['db']}")

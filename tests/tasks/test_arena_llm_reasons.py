@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from simjudge.llm import LLMLog, ReplayMissError
-from simjudge.pipelines.arena import run_arena
+from simjudge.pipelines.arena import play_arena
 from simjudge.pipelines.arena.critique import (
     clean_critique,
     critique_messages,
@@ -44,7 +44,7 @@ def _results(out: Path) -> list[dict[str, Any]]:
 
 
 def _arena(out: Path, **kwargs: Any) -> list[dict[str, Any]]:
-    summary = run_arena(out, POLICIES, **ARENA, **kwargs)
+    summary = play_arena(out, POLICIES, **ARENA, **kwargs)
     assert summary["counts"]["done"] == ARENA["matches"]
     return _results(out)
 
@@ -100,22 +100,22 @@ def test_replayed_critiques_are_stored_and_never_change_the_verdict(template_run
 
 def test_reason_settings_are_part_of_the_run_identity(tmp_path):
     out = tmp_path / "arena"
-    run_arena(out, POLICIES, **{**ARENA, "matches": 1})
+    play_arena(out, POLICIES, **{**ARENA, "matches": 1})
     with pytest.raises(RunDirError, match="reason"):
-        run_arena(out, POLICIES, **{**ARENA, "matches": 1}, resume=True, reason="llm",
+        play_arena(out, POLICIES, **{**ARENA, "matches": 1}, resume=True, reason="llm",
                   reason_llm=MODEL, llm_cache=FIXTURE, llm_mode="replay")
     with pytest.raises(ArenaEvaluatorError, match="template"):
-        run_arena(tmp_path / "other", POLICIES, **ARENA, reason="poem")
+        play_arena(tmp_path / "other", POLICIES, **ARENA, reason="poem")
     # a run recorded before the reason settings existed resumes as a template run
     config = json.loads((out / "config.json").read_text())
     del config["reason"], config["reason_llm"]
     RunDir(out).write_json("config.json", config)
-    assert run_arena(out, POLICIES, **{**ARENA, "matches": 2}, resume=True)["counts"]["done"] == 2
+    assert play_arena(out, POLICIES, **{**ARENA, "matches": 2}, resume=True)["counts"]["done"] == 2
 
 
 def test_replay_miss_names_the_fix(tmp_path):
     with pytest.raises(ReplayMissError, match="mode='record' or 'auto'"):
-        run_arena(tmp_path / "arena", POLICIES, **{**ARENA, "matches": 1}, reason="llm",
+        play_arena(tmp_path / "arena", POLICIES, **{**ARENA, "matches": 1}, reason="llm",
                   reason_llm=MODEL, llm_cache=tmp_path / "empty", llm_mode="replay")
     # the played match is kept: a resume in auto mode (model or cache) can finish it
     assert len(list((tmp_path / "arena" / "match_results").glob("*.json"))) >= 1

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from simjudge.cli import main
-from simjudge.pipelines.arena import ArenaStore, run_arena
+from simjudge.pipelines.arena import ArenaStore, play_arena
 from simjudge.tasks.spec.rundir import RunDirError
 
 POLICIES = {"good": "oracle", "wrong": "oracle-wrong-target", "idle": "zero"}
@@ -27,7 +27,7 @@ def _rows(path):
 
 def test_resume_extends_without_repeating(tmp_path):
     out = tmp_path / "arena"
-    first = run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=4, seed=3, progress=False)
+    first = play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=4, seed=3, progress=False)
     assert first["counts"] == {"pending": 0, "done": 4, "failed": 0}
     before = _rows(out / "arena.sqlite")
     # a kill after a job finished but before its verdict reached the database: the job's
@@ -36,7 +36,7 @@ def test_resume_extends_without_repeating(tmp_path):
         db.execute("DELETE FROM results WHERE match_id = 'm00003'")
         db.execute("UPDATE matches SET status = 'pending' WHERE match_id = 'm00003'")
     stamp = (out / "match_results" / "m00003.json").stat().st_mtime_ns
-    again = run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=3, resume=True,
+    again = play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=3, resume=True,
                       progress=False)
     assert again["counts"]["done"] == 6
     after = _rows(out / "arena.sqlite")
@@ -47,14 +47,14 @@ def test_resume_extends_without_repeating(tmp_path):
         planned = store.planned()
     assert [m.idx for m in planned] == list(range(6))
     with pytest.raises(RunDirError, match="seed"):
-        run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=4, resume=True,
+        play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=6, seed=4, resume=True,
                   progress=False)
 
 
 def test_a_crashing_policy_is_a_recorded_failure(tmp_path):
     out = tmp_path / "arena"
     policies = {"good": "oracle", "broken": "tests.tasks.test_arena_run:broken"}
-    summary = run_arena(out, policies, ["OpenDrawer-v0"], matches=3, progress=False)
+    summary = play_arena(out, policies, ["OpenDrawer-v0"], matches=3, progress=False)
     assert summary["counts"] == {"pending": 0, "done": 0, "failed": 3}
     with ArenaStore(out / "arena.sqlite") as store:
         [row, *_] = store.results()
@@ -104,7 +104,7 @@ def _check_in_browser(page):
 
 
 def _arena_process(out):
-    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=8, seed=5, resume=True, progress=False)
+    play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=8, seed=5, resume=True, progress=False)
 
 
 @pytest.mark.slow
@@ -112,7 +112,7 @@ def test_two_processes_run_the_same_arena(tmp_path):
     import multiprocessing
 
     out = tmp_path / "arena"
-    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=5, progress=False)
+    play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=5, progress=False)
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_arena_process, args=(out,)) for _ in range(2)]
     for p in procs:
@@ -143,7 +143,7 @@ def test_prefer_decides_matches_with_the_preference_judge(tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert config["prefer"] == "preference:statistic=final"
     with pytest.raises(RunDirError, match="prefer"):  # a resume must keep the same rule
-        run_arena(out, {"good": "oracle", "idle": "zero"}, ["OpenDrawer-v0"], matches=3,
+        play_arena(out, {"good": "oracle", "idle": "zero"}, ["OpenDrawer-v0"], matches=3,
                   resume=True, progress=False)
     assert main(["arena", "run", "--policy", "a=oracle", "--policy", "b=zero", "--tasks",
                  "OpenDrawer-v0", "--prefer", "privileged", "--out", str(tmp_path / "z")]) == 2
@@ -157,12 +157,12 @@ def test_the_opd_epsilon_is_the_runs_and_is_recorded_with_each_match(tmp_path):
     from simjudge.pipelines.arena.match import ArenaEvaluatorError
 
     out = tmp_path / "arena"
-    run_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=3, progress=False, epsilon=0.2)
+    play_arena(out, POLICIES, ["OpenDrawer-v0"], matches=1, seed=3, progress=False, epsilon=0.2)
     results = [json.loads(p.read_text()) for p in (out / "match_results").rglob("*.json")]
     rules = [r["details"]["tie_rule"] for r in _walk(results) if "tie_rule" in r.get("details", {})]
     assert rules and all(rule["epsilon"] == 0.2 for rule in rules)
     with _pytest.raises(ArenaEvaluatorError, match="epsilon"):
-        run_arena(tmp_path / "bad", POLICIES, ["OpenDrawer-v0"], matches=1, epsilon=-1.0)
+        play_arena(tmp_path / "bad", POLICIES, ["OpenDrawer-v0"], matches=1, epsilon=-1.0)
 
 
 def _walk(items):
@@ -199,3 +199,26 @@ def test_four_concurrent_writers_play_each_match_once(tmp_path):
     with ArenaStore(out / "arena.sqlite") as store:
         assert store.counts() == {"pending": 0, "done": 14, "failed": 0}
     assert len(list((out / "match_results").rglob("*.json"))) >= 14
+
+
+def test_the_pipeline_takes_the_commands_config(tmp_path):
+    """One convention: `arena run` is `run_arena(ArenaRunConfig)`, as `audit` is `run_audit`."""
+    from simjudge.pipelines.arena import ArenaRunConfig, run_arena
+    from simjudge.pipelines.arena.match import ArenaEvaluatorError
+    from simjudge.policies import PolicyError
+
+    out = tmp_path / "arena"
+    config = ArenaRunConfig(policy=("good=oracle", "idle=zero"), tasks=("OpenDrawer-v0",),
+                            matches=2, seed=1, executor="serial", out=str(out), report=False)
+    summary = run_arena(config, progress=False)
+    assert summary["counts"] == {"pending": 0, "done": 2, "failed": 0}
+    recorded = json.loads((out / "config.json").read_text())
+    assert recorded["command"] == "arena run" and recorded["executor"] == "serial"
+    assert recorded["policies"] == {"good": "oracle", "idle": "zero"}
+    with pytest.raises(ArenaEvaluatorError, match="two policies"):
+        run_arena(ArenaRunConfig(policy=("good=oracle",), tasks=("OpenDrawer-v0",),
+                                 out=str(tmp_path / "one")), progress=False)
+    with pytest.raises(PolicyError, match="NoSuchTask"):
+        run_arena(ArenaRunConfig(policy=("a=oracle", "b=zero"), tasks=("NoSuchTask-v0",),
+                                 out=str(tmp_path / "bad")), progress=False)
+    assert not (tmp_path / "bad").exists()

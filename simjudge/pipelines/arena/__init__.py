@@ -18,16 +18,20 @@ The ranking models themselves are in :mod:`simjudge.judges.metrics.rankings`.
 
 from __future__ import annotations
 
+from .config import ArenaRankConfig, ArenaRunConfig, ArenaValidateConfig
 from .evaluator import SideSignals, TieRule, Verdict, judge_match
 from .match import check_evaluator, play_match
 from .oracle import OracleScores, oracle_cell, oracle_scores, run_oracle
 from .rank import MODELS, compute_rankings, format_rankings
-from .run import load_comparisons, rank_arena, run_arena
+from .run import load_comparisons, play_arena, rank_arena, run_arena
 from .sampling import sample_match, sampling_weight
 from .store import DB_FILE, ArenaStore, BlindMatch, MatchResult, PlannedMatch
 from .validate import validate_arena, validate_comparisons
 
 __all__ = [
+    "ArenaRankConfig",
+    "ArenaRunConfig",
+    "ArenaValidateConfig",
     "DB_FILE",
     "MODELS",
     "ArenaStore",
@@ -47,6 +51,7 @@ __all__ = [
     "oracle_scores",
     "play_match",
     "rank_arena",
+    "play_arena",
     "run_arena",
     "run_oracle",
     "sample_match",

@@ -16,9 +16,9 @@ Files of an arena run directory:
 
 Example:
     >>> import tempfile
-    >>> out = tempfile.mkdtemp()
-    >>> summary = run_arena(out, {"good": "oracle", "idle": "zero"}, ["OpenDrawer-v0"],
-    ...                     matches=2, progress=False)
+    >>> config = ArenaRunConfig(policy=("good=oracle", "idle=zero"), tasks=("OpenDrawer-v0",),
+    ...                         matches=2, out=tempfile.mkdtemp(), report=False)
+    >>> summary = run_arena(config, progress=False)
     >>> summary["counts"]
     {'pending': 0, 'done': 2, 'failed': 0}
 """
@@ -36,13 +36,15 @@ from simjudge.judges.metrics.rankings import Comparison, Ranking, RankingError
 from simjudge.policies.wire_limits import redact_secrets
 from simjudge.tasks.spec.rundir import RunDir, RunDirCorruptError
 
+from .config import ArenaRunConfig
 from .critique import REASON_MODES, ReasonWriter, make_reason_writer
 from .match import ArenaEvaluatorError, check_evaluator, check_preference, play_match
 from .rank import compute_rankings, rankings_payload
 from .sampling import sample_match
 from .store import DB_FILE, ArenaStore, MatchResult
 
-__all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "rank_arena", "run_arena"]
+__all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "play_arena", "rank_arena",
+           "run_arena"]
 
 IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon",
             "prefer", "reason", "reason_llm")
@@ -75,15 +77,74 @@ def _result(match_id: str, value: Mapping[str, Any], ok: bool, reason: str,
                        {**dict(value["details"]), "rule": value["rule"]})
 
 
-def run_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str], *,
-              matches: int = 100, seed: int = 0, evaluator: str = "oracle",
+def run_arena(config: ArenaRunConfig, *, executor: Any = None,
+              progress: bool = True) -> dict[str, Any]:
+    """Plan and play an arena's matches from its config (resumable); return the counts.
+
+    The one entry point of ``simjudge arena run`` (the CLI builds ``config`` from its flags):
+    policies (``NAME=SPEC``) and tasks (comma separated, built-in) are parsed and checked
+    here, before anything runs; the config is recorded in ``config.json``.
+
+    Args:
+        config: The run's :class:`~.config.ArenaRunConfig`.
+        executor: An :class:`~simjudge.executors.Executor` to use instead of the one the
+            config names (a caller that runs several phases on one executor).
+        progress: Show a progress bar.
+
+    Returns:
+        ``{"counts": {pending, done, failed}, "db": path, "played": n}`` (see :func:`play_arena`).
+
+    Raises:
+        ArenaEvaluatorError: Fewer than two policies, or a bad evaluator/tie setting.
+        PolicyError: An unknown task or a bad policy name.
+    """
+    from simjudge.executors import executor_from
+    from simjudge.pipelines.audit.run import parse_policy_args
+    from simjudge.tasks.spec.config import config_to_dict
+
+    policies = parse_policy_args(config.policy)
+    if len(policies) < 2:
+        raise ArenaEvaluatorError("the arena needs at least two policies: --policy NAME=SPEC "
+                                  "twice or more")
+    tasks = _check_tasks(config.tasks)
+    settings = {"matches": config.matches, "seed": config.seed, "evaluator": config.evaluator,
+                "margin": config.margin, "speed_margin": config.speed_margin,
+                "horizon": config.horizon, "episodes": config.episodes, "resume": config.resume,
+                "config": {"command": "arena run", **config_to_dict(config)}, "progress": progress,
+                "reason": config.reason, "reason_llm": config.reason_llm,
+                "llm_cache": config.llm_cache, "llm_mode": config.llm_mode,
+                "prefer": config.prefer, "epsilon": config.epsilon}
+    if executor is not None:
+        return play_arena(config.out, policies, tasks, executor=executor, **settings)
+    with executor_from(config) as own:
+        return play_arena(config.out, policies, tasks, executor=own, **settings)
+
+
+def _check_tasks(items: tuple[str, ...]) -> list[str]:
+    from simjudge.policies import PolicyError
+    from simjudge.tasks.spec import library_ids
+
+    known = set(library_ids())
+    flat = [t.strip() for item in items for t in item.split(",") if t.strip()]
+    unknown = [t for t in flat if t not in known]
+    if unknown or not flat:
+        raise PolicyError(f"unknown task(s) {unknown or list(items)}; built-in tasks are "
+                          f"{sorted(known)}")
+    return flat
+
+
+def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str], *,
+               matches: int = 100, seed: int = 0, evaluator: str = "oracle",
               margin: float = 10.0, speed_margin: float = 0.2, horizon: int | None = None,
               episodes: bool = False, executor: Any = None, resume: bool = False,
               config: Mapping[str, Any] | None = None, progress: bool = True,
               reason: str = "template", reason_llm: str | None = None,
               llm_cache: str | Path | None = None, llm_mode: str = "auto",
               prefer: str | None = None, epsilon: float = 0.01) -> dict[str, Any]:
-    """Plan and play an arena's matches (resumable); return the match counts.
+    """The arena's engine: plan and play matches (resumable); return the match counts.
+
+    :func:`run_arena` calls it with a parsed config; call it directly only to play already
+    parsed ``policies`` and ``tasks`` (the tests and benches that build their own zoo).
 
     Args:
         out: Run directory.
