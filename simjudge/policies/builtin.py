@@ -12,6 +12,10 @@ policies of graded quality without training anything:
   progress reaches ``at``: stagnation after partial progress.
 * ``oracle-wrong-target``: solves the wrong goal: a joint driven the other way, an object
   put ``on`` instead of ``in`` (or the reverse).
+* ``reach-only``: the oracle's approach to the part (to its pre-contact pose, 5 cm out),
+  then it holds still, suction off: never touches, presses or attaches. It scores the
+  approach stage of the staged progress Φ and nothing more (a policy that reaches the handle
+  and fails to grasp).
 """
 
 from __future__ import annotations
@@ -63,14 +67,15 @@ class OraclePolicy:
     """The scripted oracle, optionally degraded (see the module docstring).
 
     Args:
-        variant: ``oracle``, ``noisy``, ``delay``, ``early-release`` or ``wrong-target``.
+        variant: ``oracle``, ``noisy``, ``delay``, ``early-release``, ``wrong-target`` or
+            ``reach-only``.
         noise: Std of the action noise (``noisy``; 0 for the others unless given).
         delay: Steps of action delay (``delay``).
         at: Privileged progress at which ``early-release`` lets go.
         name: Name reported in :attr:`info`.
     """
 
-    VARIANTS = ("oracle", "noisy", "delay", "early-release", "wrong-target")
+    VARIANTS = ("oracle", "noisy", "delay", "early-release", "wrong-target", "reach-only")
 
     def __init__(
         self,
@@ -92,7 +97,7 @@ class OraclePolicy:
         self._script: ScriptedPolicy | None = None
         self._env: Any = None
         self._queue: deque[np.ndarray] = deque()
-        self._released = False
+        self._released = False  # early-release: suction off for good; reach-only: holding still
 
     @property
     def info(self) -> PolicyInfo:
@@ -128,6 +133,13 @@ class OraclePolicy:
             if self._released:
                 action = action.copy()
                 action[6] = -1.0
+        elif self.variant == "reach-only":
+            if self._script.phase.name != "approach":  # the script moves in from here on
+                self._released = True
+            if self._released:
+                return _HOLD.copy()
+            action = action.copy()
+            action[6] = -1.0
         return action
 
     def close(self) -> None:

@@ -4,7 +4,7 @@ Spec forms (the same on ``--policy NAME=SPEC`` of ``simjudge audit`` and ``arena
 
 * ``NAME`` or ``NAME:key=value,...``: a registered policy (:func:`registered_policies`):
   ``oracle`` (= ``scripted``), ``oracle-noisy``, ``oracle-delay``,
-  ``oracle-early-release``, ``oracle-wrong-target``, ``random``, ``zero``.
+  ``oracle-early-release``, ``oracle-wrong-target``, ``reach-only``, ``random``, ``zero``.
 * ``sb3:PATH.zip``: a stable-baselines3 checkpoint.
 * ``skill:ID[,root=DIR]``: a skill-library skill replayed as joint-position actions
   (:mod:`~simjudge.policies.replay`).
@@ -207,6 +207,11 @@ def _register_builtins() -> None:
             "oracle-wrong-target",
             _oracle("wrong-target", "oracle-wrong-target"),
             "oracle solving the wrong goal (joint reversed, in/on swapped)",
+        ),
+        (
+            "reach-only",
+            _oracle("reach-only", "reach-only"),
+            "oracle's approach to the part, then still: never touches or attaches",
         ),
         ("executor", _executor, "the executor's plan for a solution as joint positions"),
         ("random", RandomPolicy, "uniform random actions (scale)"),

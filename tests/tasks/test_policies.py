@@ -64,6 +64,24 @@ def test_early_release_lets_go_for_good():
     assert 0.4 <= max(early.progress) < 1.0
 
 
+def test_reach_only_approaches_and_never_touches():
+    """It earns the approach stage of Φ (well above random), never a grasp, press or success."""
+    for task in ("OpenDrawer-v0", "PressButton-v0"):
+        env = make_task_env(task)
+        try:
+            reach = run_episode(env, make_policy("reach-only"), seed=0)
+            assert not env.scene.robot.suction_on and env.view.grasped() is None
+            joints = env.get_info()["joint_progress"]
+            random = run_episode(env, make_policy("random"), seed=0)
+        finally:
+            env.close()
+        assert not reach.success and joints == 0.0, task  # the button is never pressed
+        assert 0.2 <= max(reach.progress) < 0.4, (task, max(reach.progress))  # approach only
+        assert max(reach.progress) > 1.5 * max(random.progress), task
+        steady = reach.progress[-20:]  # holding still at its pre-contact pose
+        assert max(steady) - min(steady) < 1e-3, task
+
+
 def test_random_is_seeded(drawer_env):
     a = run_episode(drawer_env, make_policy("random"), seed=4)
     b = run_episode(drawer_env, make_policy("random"), seed=4)
