@@ -20,8 +20,7 @@ from simjudge.envs.codegen import (
     PRIMITIVE_NAMES,
     ExecutionLimits,
     GeneratedCodeError,
-    compile_reward,
-    compile_success,
+    compile_once,
 )
 from simjudge.envs.codegen.compiler import Mode as ExecutionMode
 from simjudge.envs.state_api import STATE_API
@@ -228,7 +227,7 @@ class CodeRewardJudge(_CodeJudge):
         self.max_reward = max_reward
 
     def _compile(self, kind: str, code: str) -> Any:
-        return compile_reward(code, STATE_API, limits=self.limits, mode=self.mode)
+        return compile_once("reward", code, STATE_API, limits=self.limits, mode=self.mode)
 
     def _numbers(self, result: Any) -> FastSignal:
         reward, success = result
@@ -275,9 +274,9 @@ class CodeSuccessJudge(_CodeJudge):
 
     def _compile(self, kind: str, code: str) -> Any:
         if kind == "reward":
-            return compile_reward(code, STATE_API, limits=self.limits, mode=self.mode)
+            return compile_once("reward", code, STATE_API, limits=self.limits, mode=self.mode)
         source = success_part(code) if kind == "primitive" else code
-        return compile_success(source, STATE_API, limits=self.limits, mode=self.mode)
+        return compile_once("success", source, STATE_API, limits=self.limits, mode=self.mode)
 
     def _fast(
         self, step: int, view: Any, info: Any, done: bool, transition: Transition | None

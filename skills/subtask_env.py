@@ -20,7 +20,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from simjudge.envs.codegen import CompiledReward, GeneratedCodeError, compile_reward
+from simjudge.envs.codegen import CompiledReward, GeneratedCodeError, compile_once
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.envs.state_api import STATE_API
@@ -136,7 +136,7 @@ class SubtaskEnv(gym.Env):
     ) -> None:
         self.spec_data = spec
         self.reward_fn = (
-            reward if reward is not None else compile_reward(spec.reward_code, STATE_API)
+            reward if reward is not None else compile_once("reward", spec.reward_code, STATE_API)
         )
         self._owns_sim = sim is None
         if sim is None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from simjudge.envs.codegen import compile_primitive_block, compile_reward
+from simjudge.envs.codegen import compile_once
 from simjudge.envs.goals import PlaceGoal
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
@@ -95,7 +95,7 @@ class SubtaskRunner:
     # primitive subtasks ---------------------------------------------------------------
     def primitive(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict) -> tuple:
         """Run a primitive block from ``start``; fill ``verdict``; return ``(frames, None)``."""
-        block = compile_primitive_block(subtask.code, STATE_API)
+        block = compile_once("primitive", subtask.code, STATE_API)
         impls = self.primitives
         if impls is None:
             impls = default_primitives(self.video, self.seed)
@@ -165,7 +165,7 @@ class SubtaskRunner:
 
     def reward(self, subtask: Subtask, start: SimState, verdict: SubtaskVerdict, where: Path):
         """Solve a reward subtask with the configured solver; return ``(frames, rollout)``."""
-        compiled = compile_reward(subtask.code, STATE_API, mode=REWARD_CODE_MODE)
+        compiled = compile_once("reward", subtask.code, STATE_API, mode=REWARD_CODE_MODE)
         if self.reward_solver == "oracle":
             return self._oracle(subtask, start, verdict, compiled)
         if self.reward_solver == "mpc":

@@ -42,6 +42,7 @@ Example:
 
 from __future__ import annotations
 
+from .cache import compile_once
 from .checker import check_source
 from .compiler import (
     CompiledBlock,
@@ -71,6 +72,7 @@ from .runtime import ExecutionLimits
 __all__ = [
     # compile and check
     "check_source",
+    "compile_once",
     "compile_primitive_block",
     "compile_reward",
     "compile_success",

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from simjudge.envs.catalogue import AssetCatalogue, default_catalogue
-from simjudge.envs.codegen import GeneratedCodeError, compile_primitive_block, compile_reward
+from simjudge.envs.codegen import GeneratedCodeError, compile_once
 from simjudge.envs.scene import SceneConfig, SceneConfigError
 from simjudge.envs.state_api import STATE_API
 from simjudge.tasks.spec import Solution, SolutionError, Subtask
@@ -524,10 +524,8 @@ class _Converter:
                 code = f"{header}\n{code}"
             self._warn_absolute(i, sub.name, code)
             try:
-                if sub.kind == "primitive":
-                    compile_primitive_block(code, STATE_API)
-                else:
-                    compile_reward(code, STATE_API)
+                compile_once("primitive" if sub.kind == "primitive" else "reward", code,
+                             STATE_API)
             except GeneratedCodeError as exc:
                 raise RobogenImportError(
                     f"substep {i + 1} {sub.name!r} ({sub.path.name}) does not pass simjudge's "
