@@ -72,7 +72,15 @@ def test_pairs_lie_in_monotone_phases(pairs, phis):
 def test_genuine_regressions_and_neutral_pairs(pairs, phis):
     genuine = [p for p in pairs if p.genuine]
     assert genuine and all(p.before < p.after and p.label == -1 for p in genuine)
-    assert pair_stats(pairs)["genuine_share"] == pytest.approx(0.5, abs=0.05)
+    # Half of each bin's negatives are genuine where the rollouts hold enough of them. Under
+    # the staged Φ a part let go keeps the approach stage while the hand stays near it (Φ ≈ 0.26
+    # after the released lid falls, from a peak of 0.66: hop 0.61), and a part pushed back
+    # while held keeps the grasp stages (0.4), so no genuine regression of these rollouts is
+    # large (> 2/3 of the progress made); reversed pairs fill that bin.
+    stats = pair_stats(pairs)
+    assert {name: b["genuine"] for name, b in stats["bins"].items()} == {
+        "small": 10, "medium": 10, "large": 0}
+    assert stats["genuine_share"] == pytest.approx(1 / 3)
     for pair in (p for p in pairs if p.label == 0):
         span = np.asarray(phis[pair.episode])[pair.before : pair.after + 1]
         assert span.max() - span.min() < 0.002
