@@ -220,6 +220,10 @@ class SimEnv(gym.Env):
             world_seed = int(np.random.default_rng(self.scene_seed).integers(2**63 - 1))
         else:
             world_seed = int(self.np_random.integers(2**63 - 1))
+        self._enter_world(world_seed)
+
+    def _enter_world(self, world_seed: int) -> None:
+        assert self._variation is not None, "only a randomized env enters worlds"
         self._world = self._variation.reset(world_seed)
         self.world_sample = self._world.to_dict()
         self._camera = self._pick_camera(self._camera_name)
@@ -518,11 +522,20 @@ class SimEnv(gym.Env):
 
     # state and rendering -------------------------------------------------------------
     def get_state(self) -> SimState:
-        """A portable snapshot of the dynamic state (bodies, joints, suction, step)."""
-        return capture_state(self.scene, self.elapsed_steps)
+        """A portable snapshot of the dynamic state (bodies, joints, suction, step, world)."""
+        state = capture_state(self.scene, self.elapsed_steps)
+        state.world_seed = None if self._world is None else self._world.world_seed
+        return state
 
     def set_state(self, state: SimState) -> None:
-        """Restore a snapshot from :meth:`get_state` (same scene config)."""
+        """Restore a snapshot from :meth:`get_state` (same scene config).
+
+        A state taken in another randomized world of this env re-enters that world first.
+        """
+        seed = state.world_seed
+        if self._variation is not None and seed is not None and (
+                self._world is None or self._world.world_seed != seed):
+            self._enter_world(seed)
         restore_state(self.scene, state)
         self.elapsed_steps = state.elapsed_steps
         self._physics_error = False

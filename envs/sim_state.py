@@ -32,6 +32,10 @@ class SimState:
         grasped: ``(object, link)`` held by suction, or None.
         suction_on: Whether suction is on.
         elapsed_steps: Env steps taken in the episode.
+        world_seed: The seed of the randomized world it was taken in
+            (:class:`~simjudge.envs.randomization.WorldSample`); restoring it into an env
+            with the same randomization re-enters that world first (the goal's initial
+            values, the camera). None: a fixed world.
     """
 
     robot_qpos: list[float]
@@ -40,6 +44,7 @@ class SimState:
     grasped: tuple[str, str] | None = None
     suction_on: bool = False
     elapsed_steps: int = 0
+    world_seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""

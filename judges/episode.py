@@ -18,6 +18,10 @@ env_id                str | null            Gymnasium id (``env.spec.id``) if ma
 env_kwargs            object                ``env.spec.kwargs`` (JSON-safe) or ``{}``
 seed                  int | null            ``reset(seed=...)`` of the episode
 reset_options         object | null         ``reset(options=...)`` (JSON-safe)
+world                 object | null         the sampled world of the episode
+                                            (``env.world_sample``: world_seed, object
+                                            offsets, joint starts, robot and camera jitter);
+                                            null for a fixed world (and in older files)
 task_name             str                   task name from the context
 context               object                :meth:`JudgeContext.to_dict` (goal as a dict)
 steps                 list[object]          one entry per transition, reset state first:
@@ -99,6 +103,7 @@ class EpisodeRecord:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     reset_options: dict[str, Any] | None = None
+    world: dict[str, Any] | None = None
     task_name: str = ""
     context: dict[str, Any] = field(default_factory=dict)
     steps: list[StepRecord] = field(default_factory=list)

@@ -131,6 +131,7 @@ class JudgeRecord(BaseJudgeWrapper):
             seed,
             to_jsonable(options) if options is not None else None,
             self.context,
+            getattr(self.env.unwrapped, "world_sample", None),
         ))
         if self._action_form is not None and self._action_form.dtype is None:
             self._action_form = None  # a form that keeps no bytes: let this episode set one
@@ -293,6 +294,8 @@ class _Header(NamedTuple):
     seed: int | None
     reset_options: Any
     context: JudgeContext | None
+    world: dict[str, Any] | None
+    """The env's ``world_sample`` after the reset (None: a fixed world)."""
 
 
 class _Finished(NamedTuple):
@@ -319,6 +322,7 @@ class _Finished(NamedTuple):
             env_kwargs=to_jsonable(dict(spec.kwargs)) if spec is not None else {},
             seed=header.seed,
             reset_options=header.reset_options,
+            world=to_jsonable(header.world) if header.world is not None else None,
             task_name=context.task_name if context else "",
             context=context.to_dict() if context else {},
             epsilon=recorder.epsilon,

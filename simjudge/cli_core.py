@@ -194,6 +194,7 @@ def _execute(config: ExecuteConfig) -> int:
         sac_config=sac_config,
         resume=config.resume,
         video=config.video,
+        randomize=config.randomize,
         skills=SkillLibrary(config.skills) if config.skills else None,
         run_config=record("execute", config),
     )

@@ -171,6 +171,8 @@ class ExecuteConfig:
         resume: Skip the subtasks a previous run in ``out`` finished; ``--no-resume``
             starts over.
         video: Render ``solution.mp4``.
+        randomize: Vary the world per seed as the built-in task's env does (when the
+            solution's scene is the task's); ``--no-randomize``: the fixed start.
         skills: Add successful subtasks to the skill library in this folder.
         goal: The goal to verify against, written as a file or inline JSON (the TaskGoal
             schema, docs/goals.md); it wins over the task's own or derived goal.
@@ -185,6 +187,7 @@ class ExecuteConfig:
     n_envs: int = 1
     resume: bool = True
     video: bool = True
+    randomize: bool = True
     skills: str | None = None
     goal: str | None = None
 

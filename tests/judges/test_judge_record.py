@@ -20,7 +20,7 @@ from tests.judges.helpers import REWARD_OK, run_actions, run_oracle
 
 TOP_LEVEL = {
     "format", "episode", "judge", "judge_spec", "env_id", "env_kwargs", "seed", "reset_options",
-    "task_name", "context", "steps", "opd", "epsilon", "k", "outcome", "judge_stats", "versions",
+    "world", "task_name", "context", "steps", "opd", "epsilon", "k", "outcome", "judge_stats", "versions",
 }  # fmt: skip
 STEP_KEYS = {
     "step", "action", "env_reward", "terminated", "truncated", "progress", "env_success",
@@ -51,6 +51,9 @@ def test_episode_file_has_the_documented_format(drawer_env, tmp_path):
     data = json.loads(open(path).read())
     assert set(data) == TOP_LEVEL and data["format"] == EPISODE_FORMAT
     assert data["seed"] == 4 and data["judge_spec"] == "privileged"
+    world = data["world"]  # the sampled world, as the env holds it after the reset
+    assert world == json.loads(json.dumps(drawer_env.unwrapped.world_sample))
+    assert set(world) == {"world_seed", "objects", "joints", "robot_qpos_offset", "camera"}
     assert data["versions"]["backend"] == "pybullet"  # the physics backend, with the versions
     assert data["context"]["task_name"] == "Open Drawer"
     assert len(data["steps"]) == out.steps + 1

@@ -46,6 +46,8 @@ class ArenaRunConfig(ExecutorOptions):
             instead of the tie rule (``preference``, ``preference:statistic=area,margin=0.1``);
             the match records rule ``preference`` and the judge's reason. None: the tie rule.
         horizon: Steps per episode (none: the task's own).
+        randomize: Vary the world per seed (each task's ``randomization:``);
+            ``--no-randomize``: the fixed start.
         episodes: Also write each side's episode record (``episodes/<match>/<handle>/``).
         bootstrap: Bootstrap resamples for the rankings' confidence intervals.
         reason: Each match's reason: ``template`` (a sentence from the deciding signals) or
@@ -77,6 +79,7 @@ class ArenaRunConfig(ExecutorOptions):
     epsilon: float = 0.01
     prefer: str | None = None
     horizon: int | None = None
+    randomize: bool = True
     episodes: bool = False
     bootstrap: int = 200
     reason: Literal["template", "llm"] = "template"

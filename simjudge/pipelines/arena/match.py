@@ -112,11 +112,11 @@ def judged_by_judge(spec: str) -> bool:
     return spec != "oracle"
 
 
-_ENVS: OrderedDict[tuple[str, int | None, str], Any] = OrderedDict()
+_ENVS: OrderedDict[tuple[str, int | None, str, bool], Any] = OrderedDict()
 MAX_CACHED_ENVS = 8
 
 
-def task_env(task: str, horizon: int | None, evaluator: str) -> Any:
+def task_env(task: str, horizon: int | None, evaluator: str, randomize: bool = True) -> Any:
     """The task's env on a :class:`JudgeRecord` of the evaluator's judge, cached per process.
 
     Building an env costs far more than a match, so a worker keeps its last
@@ -127,12 +127,15 @@ def task_env(task: str, horizon: int | None, evaluator: str) -> Any:
     from simjudge.judges import JudgeRecord
     from simjudge.tasks.spec import make_task_env
 
-    key = (task, horizon, evaluator)
+    key = (task, horizon, evaluator, randomize)
     env = _ENVS.get(key)
     if env is None:
         if len(_ENVS) >= MAX_CACHED_ENVS:
             _ENVS.popitem(last=False)[1].close()
-        env = JudgeRecord(make_task_env(task, **({"horizon": horizon} if horizon else {})),
+        kwargs: dict[str, Any] = {"horizon": horizon} if horizon else {}
+        if not randomize:
+            kwargs["randomization"] = None
+        env = JudgeRecord(make_task_env(task, **kwargs),
                           evaluator_judge(evaluator))
         _ENVS[key] = env
     _ENVS.move_to_end(key)
@@ -173,7 +176,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
                handle_a: str = "A", handle_b: str = "B", margin: float = 10.0,
                speed_margin: float = 0.2, horizon: int | None = None,
                episodes_dir: str | None = None, prefer: str | None = None,
-               epsilon: float = 0.01) -> dict[str, Any]:
+               epsilon: float = 0.01, randomize: bool = True) -> dict[str, Any]:
     """Play one match and judge it.
 
     Args:
@@ -191,6 +194,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
         prefer: Preference judge spec (``preference``) deciding from the two Φ traces
             instead of the tie rule (:func:`~.evaluator.judge_match`).
         epsilon: Stagnation threshold ε of the OPD metrics reported per side.
+        randomize: The task's world for ``seed`` (False: the fixed start).
 
     Returns:
         ``progress_a``, ``progress_b``, ``preference``, ``reason``, ``rule``, ``details``
@@ -198,7 +202,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
     """
     check_evaluator(evaluator)
     judged = judged_by_judge(evaluator)
-    env = task_env(task, horizon, evaluator)
+    env = task_env(task, horizon, evaluator, randomize)
     out_dir = Path(episodes_dir) if episodes_dir else None
     started = time.perf_counter()
     env.reset(seed=seed)
@@ -210,6 +214,7 @@ def play_match(task: str, seed: int, spec_a: str, spec_b: str, *, evaluator: str
     details["A"] = {**details["A"], "timing": timing_a}
     details["B"] = {**details["B"], "timing": timing_b}
     details["seconds"] = round(time.perf_counter() - started, 3)
+    details["world"] = env.unwrapped.world_sample
     return {"evaluator": evaluator, "progress_a": verdict.progress_a,
             "progress_b": verdict.progress_b, "preference": verdict.preference,
             "reason": verdict.reason, "rule": verdict.rule, "details": details}

@@ -47,7 +47,7 @@ __all__ = ["BATCH", "IDENTITY", "load_comparisons", "plan_matches", "play_arena"
            "run_arena"]
 
 IDENTITY = ("policies", "tasks", "seed", "evaluator", "margin", "speed_margin", "horizon",
-            "prefer", "reason", "reason_llm")
+            "prefer", "randomize", "reason", "reason_llm")
 """Config keys a resumed arena run must share (``matches`` may grow)."""
 BATCH = 8
 """Matches handed to the executor at once; verdicts reach the database after each batch."""
@@ -113,7 +113,8 @@ def run_arena(config: ArenaRunConfig, *, executor: Any = None,
                 "config": {"command": "arena run", **config_to_dict(config)}, "progress": progress,
                 "reason": config.reason, "reason_llm": config.reason_llm,
                 "llm_cache": config.llm_cache, "llm_mode": config.llm_mode,
-                "prefer": config.prefer, "epsilon": config.epsilon}
+                "prefer": config.prefer, "epsilon": config.epsilon,
+                "randomize": config.randomize}
     if executor is not None:
         return play_arena(config.out, policies, tasks, executor=executor, **settings)
     with executor_from(config) as own:
@@ -140,7 +141,8 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
               config: Mapping[str, Any] | None = None, progress: bool = True,
               reason: str = "template", reason_llm: str | None = None,
               llm_cache: str | Path | None = None, llm_mode: str = "auto",
-              prefer: str | None = None, epsilon: float = 0.01) -> dict[str, Any]:
+              prefer: str | None = None, epsilon: float = 0.01,
+              randomize: bool = True) -> dict[str, Any]:
     """The arena's engine: plan and play matches (resumable); return the match counts.
 
     :func:`run_arena` calls it with a parsed config; call it directly only to play already
@@ -170,6 +172,8 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
         prefer: Preference judge spec deciding each match from the Φ traces instead of the
             tie rule (``preference``); checked before any match is played.
         epsilon: Stagnation threshold ε of the OPD metrics reported per side (recorded).
+        randomize: Vary the world per seed (the tasks' ``randomization:``); False: the
+            fixed start (``--no-randomize``).
 
     Returns:
         ``{"counts": {pending, done, failed}, "db": path, "played": n}``: ``played`` is what
@@ -193,11 +197,11 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
         config and isinstance(config.get("policy"), list | tuple)) else config
     identity = {"policies": recorded, "tasks": list(tasks), "seed": seed,
                 "evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
+                "horizon": horizon, "prefer": prefer, "epsilon": epsilon, "randomize": randomize}
     writer = _reason_writer(reason, reason_llm, out, llm_cache, llm_mode, seed)
     identity.update(reason=reason, reason_llm=writer.spec if writer is not None else None)
     run.prepare({**(config or {}), **identity, "matches": matches}, resume=resume,
-                identity=_identity_keys(run, reason))
+                identity=_identity_keys(run, reason, randomize))
     with ArenaStore(run.path(DB_FILE)) as store:
         store.register_policies(recorded)
         plan_matches(store, matches, tasks, seed)
@@ -205,7 +209,8 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
         own = executor is None
         executor = executor or make_executor("serial")
         kwargs = {"evaluator": evaluator, "margin": margin, "speed_margin": speed_margin,
-                  "horizon": horizon, "prefer": prefer, "epsilon": epsilon}
+                  "horizon": horizon, "prefer": prefer, "epsilon": epsilon,
+                  "randomize": randomize}
         counts = store.counts()
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         tried: set[str] = set()
@@ -247,15 +252,19 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
         return {"counts": store.counts(), "db": str(store.path), "played": played}
 
 
-def _identity_keys(run: RunDir, reason: str) -> tuple[str, ...]:
-    """:data:`IDENTITY`; a run recorded before reasons were configurable resumes as template."""
+def _identity_keys(run: RunDir, reason: str, randomize: bool = True) -> tuple[str, ...]:
+    """:data:`IDENTITY`; a run recorded before reasons were configurable resumes as template,
+    one recorded before worlds were randomized resumes randomized."""
     try:
         previous = run.config
     except RunDirCorruptError:  # prepare sets the corrupt file aside and records anew
         previous = None
+    keys = IDENTITY
+    if randomize and previous is not None and "randomize" not in previous:
+        keys = tuple(k for k in keys if k != "randomize")
     if reason == "template" and previous is not None and "reason" not in previous:
-        return IDENTITY[:-2]
-    return IDENTITY
+        return keys[:-2]
+    return keys
 
 
 def _reason_writer(reason: str, spec: str | None, out: str | Path,

@@ -44,6 +44,9 @@ class AuditConfig(ExecutorOptions):
             zero-action rollouts (√2·σ̂·z, floored at ``epsilon_floor``).
         epsilon_floor: Smallest ε used when calibrating (a noiseless judge has σ̂ = 0).
         horizon: Steps per episode (none: the task's own).
+        randomize: Vary the world per seed (each task's ``randomization:``: placement,
+            articulation start, robot posture, camera); ``--no-randomize``: the fixed
+            start (seeds then differ only for stochastic policies).
         videos: Seeds (from 0) per policy and task recorded as videos.
         bootstrap: Bootstrap resamples for the confidence intervals of means.
         executor: ``serial``, ``local`` (process pool) or ``ray``.
@@ -66,6 +69,7 @@ class AuditConfig(ExecutorOptions):
     epsilon: float = 0.0
     epsilon_floor: float = 1e-3
     horizon: int | None = None
+    randomize: bool = True
     videos: int = 1
     bootstrap: int = 1000
     out: str | None = None

@@ -43,18 +43,34 @@ def judge_slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]+", "_", spec).strip("_") or "judge"
 
 
-def _env(task: str, horizon: int | None) -> Any:
-    return make_task_env(task) if horizon is None else make_task_env(task, horizon=horizon)
+def _env(task: str, horizon: int | None, randomize: bool = True) -> Any:
+    kwargs: dict[str, Any] = {} if randomize else {"randomization": None}
+    if horizon is not None:
+        kwargs["horizon"] = horizon
+    return make_task_env(task, **kwargs)
+
+
+def _snapshot(run_root: str, snapshot: str) -> dict[str, Any]:
+    return read_json(Path(run_root) / "snapshots" / f"{snapshot}.json")
+
+
+def _randomize(run_root: str, snapshot: str) -> bool:
+    """Whether the snapshot was taken in a randomized world (older snapshots: yes)."""
+    return bool(_snapshot(run_root, snapshot).get("randomize", True))
 
 
 def _reset_options(run_root: str, snapshot: str) -> dict[str, Any]:
-    data = read_json(Path(run_root) / "snapshots" / f"{snapshot}.json")
-    return {"state": SimState.from_dict(data["state"])}
+    return {"state": SimState.from_dict(_snapshot(run_root, snapshot)["state"])}
 
 
-def snapshot_job(task: str, seed: int, horizon: int | None) -> dict[str, Any]:
-    """The initial state of ``task`` at ``seed``: what every policy starts from."""
-    env = _env(task, horizon)
+def snapshot_job(task: str, seed: int, horizon: int | None, randomize: bool = True) -> dict[str, Any]:
+    """The initial state of ``task`` at ``seed``: what every policy starts from.
+
+    With ``randomize`` the world is the task's for that seed (``world`` holds the sample,
+    and every episode from the snapshot resets with the same seed, so into the same world);
+    without, the fixed start (``--no-randomize``).
+    """
+    env = _env(task, horizon, randomize)
     try:
         env.reset(seed=seed)
         spec = load_task(task)
@@ -64,6 +80,8 @@ def snapshot_job(task: str, seed: int, horizon: int | None) -> dict[str, Any]:
             "prompt": spec.description or spec.name,
             "horizon": env.horizon,
             "frame_rate_hz": 1.0 / (env.frameskip * PHYSICS_TIMESTEP),
+            "randomize": randomize,
+            "world": env.world_sample,
             "state": env.get_state().to_dict(),
         }
     finally:
@@ -72,7 +90,8 @@ def snapshot_job(task: str, seed: int, horizon: int | None) -> dict[str, Any]:
 
 def calibrate_job(run_root: str, task: str, seed: int, judge: str, snapshot: str) -> dict[str, Any]:
     """ε of ``judge`` on ``task``: its Φ on a static scene (zero actions), √2·σ̂·z."""
-    env = JudgeRecord(_env(task, CALIBRATION_STEPS), make_judge(judge), record_states=False)
+    env = JudgeRecord(_env(task, CALIBRATION_STEPS, _randomize(run_root, snapshot)), make_judge(judge),
+                      record_states=False)
     try:
         run_episode(env, make_policy("zero"), seed, options=_reset_options(run_root, snapshot))
         record = env.last_record
@@ -127,7 +146,7 @@ def episode_job(
     """
     snapshot = f"{task}__s{seed:03d}"
     folder = Path(run_root) / "episodes" / name / task / f"s{seed:03d}"
-    env, records = _wrap(_env(task, horizon), folder, judges, epsilon)
+    env, records = _wrap(_env(task, horizon, _randomize(run_root, snapshot)), folder, judges, epsilon)
     policy = make_policy(with_frame_limit(spec, max_frame_mb))
     try:
         prompt = read_json(Path(run_root) / "snapshots" / f"{snapshot}.json")["prompt"]
@@ -162,6 +181,7 @@ def episode_job(
         "steps": result.steps,
         "success": result.success,
         "progress": result.progress,
+        "world": env.unwrapped.world_sample,
         "judges": judged,
         "timing": timing,
         "video": video_path,
@@ -194,7 +214,7 @@ def rescore_job(run_root: str, result: dict[str, Any], judges: list[str], epsilo
     folder = Path(run_root) / "episodes" / result["policy"] / task / f"s{seed:03d}"
     snapshot = f"{task}__s{seed:03d}"
     horizon = int(read_json(Path(run_root) / "snapshots" / f"{snapshot}.json")["horizon"])
-    env, records = _wrap(_env(task, horizon), folder, judges, epsilon)
+    env, records = _wrap(_env(task, horizon, _randomize(run_root, snapshot)), folder, judges, epsilon)
     progress: list[float] = []
     try:
         _, info = env.reset(seed=seed, options=_reset_options(run_root, snapshot))

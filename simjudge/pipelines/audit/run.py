@@ -123,7 +123,8 @@ def run_audit(config: AuditConfig, *, progress: bool = True) -> dict[str, Any]:
     seeds = range(config.seeds)
     with executor_from(config) as executor:
         snaps = _ok(executor.map(
-            [Job(f"{t}__s{s:03d}", snapshot_job, kwargs={"task": t, "seed": s, "horizon": config.horizon})
+            [Job(f"{t}__s{s:03d}", snapshot_job, kwargs={"task": t, "seed": s, "horizon": config.horizon,
+                                                    "randomize": config.randomize})
              for t in tasks for s in seeds],
             JobStore(run.root, results="snapshots", shared=True), desc="snapshots", progress=progress), "snapshot")
         calibrations: list[dict[str, Any]] = []

@@ -31,8 +31,9 @@ def _count_renders(env) -> list[int]:
 
 
 def _oracle_episode(judge, horizon: int = 100):
-    env = JudgeReward(make_task_env("OpenDrawer-v0", render_mode="rgb_array", horizon=horizon),
-                      judge, context=JudgeContext(task=TASK))
+    # the fixed start: the recorded exchanges hold the fixed world's frames
+    env = JudgeReward(make_task_env("OpenDrawer-v0", render_mode="rgb_array", horizon=horizon,
+                                    randomization=None), judge, context=JudgeContext(task=TASK))
     rendered = _count_renders(env)
     obs, _ = env.reset(seed=0)
     act = ScriptedPolicy(env.unwrapped, seed=0)
