@@ -24,96 +24,25 @@ __all__ = ["LOOP_COMMANDS", "LOOP_GROUPS"]
 
 
 def _acquire(config: AcquireConfig) -> int:
-    from simjudge.pipelines.acquire import acquire
-    from simjudge.pipelines.components import make_execute_fn, make_proposer, open_pool
-    from simjudge.pipelines.proposer import TaskRequest
-    from simjudge.pipelines.verifiers import make_verifier
+    from simjudge.pipelines.acquire_run import run_acquire
 
+    done = run_acquire(config, show=print)
     out = Path(config.out)
-    if sum([bool(config.task), bool(config.tasks_from), config.propose_tasks > 0]) != 1:
-        raise ValueError("give exactly one of --task NAME, --tasks-from FILE or --propose-tasks "
-                         "K (with --object ASSET)")
-    if config.propose_tasks > 0 and not config.object:
-        raise ValueError("--propose-tasks K needs --object ASSET (e.g. --object Microwave-0)")
-    if config.task is None:
-        return _acquire_stream(config)
-    request = TaskRequest.resolve(config.task, config.description or "", config.object)
-    from simjudge.pipelines.goal_card import card_text, goal_card, load_written_goal
-
-    written = load_written_goal(config.goal, request.name) if config.goal else None
-    card = goal_card(request.goal_derivation, written, config.proposer)
-    print(card_text(card))
-    goal = written if written is not None else request.goal
-    proposer = make_proposer(config.proposer, out, config.model, config.llm_cache,
-                             config.temperature, config.max_tokens)
-    judge_client = None
-    if config.verifier == "llm":
-        from simjudge.pipelines.components import make_client_for
-
-        judge_client = make_client_for(config.judge_proposer or config.proposer
-                                       if config.proposer != "template" else "local", out,
-                                       config.model, config.llm_cache)
-    score = make_verifier(config.verifier, config.prm, config.strategy, judge_client)
-    pool = open_pool(config.pool) if config.use_pool else None
-    with executor_from(config) as executor:
-        result = acquire(
-            request, proposer,
-            make_execute_fn(config.reward_solver, config.budget_steps, config.seed,
-                            goals={request.name: goal}),
-            out, candidates=config.candidates, score=score, verifier_name=config.verifier,
-            execute_all=config.execute == "all", pool=pool, top_k=config.top_k,
-            seed=config.seed, resume=config.resume, config=record("acquire", config),
-            repair_rounds=config.repair_rounds, executor=executor, goal_card=card,
-        )
+    if done.rows is not None:  # many tasks
+        print((out / "stream_summary.md").read_text())
+        ran = [r for r in done.rows if r["status"] == "run"]
+        print(f"{sum(bool(r['verified']) for r in ran)} of {len(ran)} tasks VERIFIED "
+              f"({len(done.rows) - len(ran)} skipped: no goal could be derived); details in "
+              f"{out}/stream_summary.json")
+        return 0
+    result = done.result
     print((out / "summary.md").read_text())
     verdict = ("VERIFIED: the task goal holds on the final state" if result.task_success else
                "NOT VERIFIED: no executed candidate reached the task goal")
     claimed = sum(bool(o.claimed_success) for o in result.executed.values())
-    print(f"{request.name}: {verdict} ({len(result.executed)} executed, {claimed} claimed "
+    print(f"{done.task}: {verdict} ({len(result.executed)} executed, {claimed} claimed "
           f"success, {sum(o.task_success for o in result.executed.values())} verified); "
           f"details in {out}/summary.json")
-    return 0
-
-
-def _acquire_stream(config: AcquireConfig) -> int:
-    from simjudge.pipelines.acquire_stream import acquire_stream
-    from simjudge.pipelines.components import (
-        make_client_for,
-        make_execute_fn,
-        make_proposer,
-        open_pool,
-    )
-    from simjudge.pipelines.task_proposals import load_task_proposals, propose_tasks
-    from simjudge.pipelines.verifiers import make_verifier
-
-    out = Path(config.out)
-    if config.tasks_from:
-        entries = load_task_proposals(config.tasks_from)
-    else:
-        client = None if config.proposer == "template" else make_client_for(
-            config.proposer, out, config.model, config.llm_cache)
-        entries = [{"name": p.name, "description": p.description, "object": p.asset}
-                   for p in propose_tasks(str(config.object), config.propose_tasks, client,
-                                          config.seed)]
-    proposer = make_proposer(config.proposer, out, config.model, config.llm_cache,
-                             config.temperature, config.max_tokens)
-    score = make_verifier(config.verifier, config.prm, config.strategy)
-    with executor_from(config) as executor:
-        rows = acquire_stream(
-            entries, proposer,
-            lambda request: make_execute_fn(config.reward_solver, config.budget_steps,
-                                            config.seed, goals={request.name: request.goal}),
-            out, resume=config.resume, config=record("acquire", config),
-            candidates=config.candidates, score=score, verifier_name=config.verifier,
-            execute_all=config.execute == "all",
-            pool=open_pool(config.pool) if config.use_pool else None, top_k=config.top_k,
-            seed=config.seed, repair_rounds=config.repair_rounds, executor=executor,
-        )
-    print((out / "stream_summary.md").read_text())
-    ran = [r for r in rows if r["status"] == "run"]
-    print(f"{sum(bool(r['verified']) for r in ran)} of {len(ran)} tasks VERIFIED "
-          f"({len(rows) - len(ran)} skipped: no goal could be derived); details in "
-          f"{out}/stream_summary.json")
     return 0
 
 

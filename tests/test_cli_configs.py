@@ -453,3 +453,26 @@ def test_prm_and_judge_bench_record_their_config(tmp_path, monkeypatch, capsys):
             "--sections", "pairs", "--ks", "1,2", "--out", str(bench)]
     assert main(argv) == 0
     _recorded(bench, "judge-bench", _parse(argv))
+
+
+def test_the_acquire_pipeline_takes_the_commands_config(tmp_path, monkeypatch):
+    """One convention: `acquire` is `run_acquire(AcquireConfig)`; the CLI only prints."""
+    import simjudge.pipelines.components as components
+    from simjudge.pipelines.acquire_run import run_acquire
+    from simjudge.pipelines.configs import AcquireConfig
+
+    monkeypatch.setattr(components, "make_execute_fn", _fake_execute_fn)
+    shown = []
+    config = AcquireConfig(task="Open Door", candidates=1, use_pool=False, reward_solver="mpc",
+                           out=str(tmp_path / "a"))
+    done = run_acquire(config, show=shown.append)
+    assert done.task == "Open Door" and done.rows is None and len(done.result.executed) == 1
+    assert shown and "goal" in shown[0].lower()
+    recorded = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert recorded["command"] == "acquire" and recorded["candidates"] == 1
+    for bad in (AcquireConfig(out=str(tmp_path / "b")),
+                AcquireConfig(task="Open Door", propose_tasks=2, out=str(tmp_path / "c")),
+                AcquireConfig(propose_tasks=2, out=str(tmp_path / "d"))):
+        with pytest.raises(ValueError, match="--task|--object"):
+            run_acquire(bad)
+    assert not any((tmp_path / n).exists() for n in "bcd")
