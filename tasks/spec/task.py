@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.goals import GoalSpec
@@ -116,21 +116,26 @@ class TaskSpec(BaseModel):
         except RandomizationError as exc:
             raise ValueError(str(exc)) from None
 
+    @model_validator(mode="after")
+    def _randomization_names(self) -> TaskSpec:
+        if isinstance(self.randomization, Randomization):
+            try:
+                self.randomization.check_scene(self.scene)
+            except RandomizationError as exc:
+                raise ValueError(str(exc)) from None
+        return self
+
     def world_randomization(self) -> Randomization | None:
         """The ranges this task's env varies the world by (None = the fixed start).
 
         The default ranges for this scene and goal, with the sections the task file gives
         replacing the default's; ``randomization: none`` gives None.
 
-        Raises:
-            RandomizationError: The section names objects that are not in the scene.
+        The section's object names were checked against the scene when the task was read.
         """
         if self.randomization == "none":
             return None
-        resolved = merge_randomization(default_randomization(self.scene, self.goal), self.randomization)
-        if resolved is not None:
-            resolved.check_scene(self.scene)
-        return resolved
+        return merge_randomization(default_randomization(self.scene, self.goal), self.randomization)
 
     @classmethod
     def parse(cls, data: dict[str, Any], source: str = "task") -> TaskSpec:
