@@ -45,15 +45,9 @@ def _arena_rank(config: ArenaRankConfig) -> int:
 
 
 def _arena_validate(config: ArenaValidateConfig) -> int:
-    from simjudge.executors import executor_from
     from simjudge.pipelines.arena import validate_arena
 
-    with executor_from(config) as executor:
-        found = validate_arena(
-            config.run, oracle_seeds=config.oracle_seeds, oracle_metric=config.oracle_metric,
-            budgets=config.budgets, subsets=config.subsets, flip_rates=config.flip_rates,
-            bias=config.position_bias, adversary=config.adversary, models=config.models,
-            seed=config.seed, executor=executor)
+    found = validate_arena(config)
     oracle = found["oracle"][config.oracle_metric]
     print(f"oracle ({config.oracle_metric}, {found['oracle']['n_episodes']} task x seed cells): "
           + ", ".join(f"{p} {v:.3f}" for p, v in sorted(oracle.items(), key=lambda kv: -kv[1])))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +34,7 @@ from simjudge.judges.metrics.rankings_validation import (
 )
 from simjudge.tasks.spec.rundir import RunDir
 
+from .config import ArenaValidateConfig
 from .evaluator import TieRule
 from .oracle import OracleScores, oracle_scores, run_oracle
 from .rank import MODELS, model_fits
@@ -102,16 +102,26 @@ def validate_comparisons(comparisons: Sequence[Comparison], oracle: dict[str, fl
             "efficiency": [asdict(row) for row in efficiency], "robustness": robustness}
 
 
-def validate_arena(out: str | Path, *, oracle_seeds: int = 10, oracle_metric: str = "winrate",
-                   budgets: Sequence[int] = (25, 50, 100, 200, 400), subsets: int = 100,
-                   flip_rates: Sequence[float] = (0.1, 0.2), bias: float = 0.2,
-                   adversary: float = 0.2, models: Sequence[str] = MODELS, seed: int = 0,
-                   executor: Any = None, progress: bool = True) -> dict[str, Any]:
+def validate_arena(settings: ArenaValidateConfig, *, executor: Any = None,
+                   progress: bool = True) -> dict[str, Any]:
     """Run the oracle for an arena run and validate every model; write ``validation.json``.
+
+    The pipeline of ``simjudge arena validate``: the command's config in (the executor it
+    names is made here unless ``executor`` is given), the validation payload out.
 
     Raises:
         RankingError: The run has no config or database.
     """
+    if executor is None:
+        from simjudge.executors import executor_from
+
+        with executor_from(settings) as own:
+            return validate_arena(settings, executor=own, progress=progress)
+    out, oracle_seeds, oracle_metric = settings.run, settings.oracle_seeds, settings.oracle_metric
+    models, budgets, subsets, seed = (settings.models, settings.budgets, settings.subsets,
+                                      settings.seed)
+    flip_rates, bias, adversary = (settings.flip_rates, settings.position_bias,
+                                   settings.adversary)
     run = RunDir(out)
     config = run.config
     if config is None or "policies" not in config:
