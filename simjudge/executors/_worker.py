@@ -79,18 +79,38 @@ def captured_output() -> Iterator[list[str]]:
             holder.append(tmp.read().decode("utf-8", errors="replace"))
 
 
+BACKEND_KEY = "__simjudge_backend__"
+"""A job's keyword that carries the driver's physics backend to wherever the job runs
+(popped before the call): a Ray node or a pool worker started before ``--backend`` was
+chosen runs the job on the driver's backend, not on its own environment's."""
+
+
 def run_call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
              ) -> dict[str, Any]:
-    """Run ``fn(*args, **kwargs)`` with output captured; an exception becomes ``ok: False``."""
+    """Run ``fn(*args, **kwargs)`` with output captured; an exception becomes ``ok: False``.
+
+    A :data:`BACKEND_KEY` keyword is removed and sets ``$SIMJUDGE_BACKEND`` for the call.
+    """
     start = time.perf_counter()
     ok, value, error = False, None, ""
+    kwargs = dict(kwargs)
+    backend = kwargs.pop(BACKEND_KEY, None)
+    saved = os.environ.get("SIMJUDGE_BACKEND")
+    if backend:
+        os.environ["SIMJUDGE_BACKEND"] = str(backend)
     with captured_output() as log:
         try:
-            value = fn(*args, **dict(kwargs))
+            value = fn(*args, **kwargs)
             ok = True
         except Exception as exc:  # a failed job is a verdict, not the end of the run
             error = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
+        finally:
+            if backend:
+                if saved is None:
+                    os.environ.pop("SIMJUDGE_BACKEND", None)
+                else:
+                    os.environ["SIMJUDGE_BACKEND"] = saved
     return {"ok": ok, "value": value if ok else None, "error": error,
             "log": log[0] if log else "", "seconds": time.perf_counter() - start}
 

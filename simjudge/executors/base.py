@@ -368,7 +368,7 @@ class Executor(ABC):
                     break
                 index = ready.popleft()
                 tries[index] = tries.get(index, 0) + 1
-                self._submit(index, jobs[index])
+                self._submit(index, _with_backend(jobs[index]))
                 in_flight += 1
             if not in_flight and held and not ready:
                 assert store is not None, "jobs are only held elsewhere with a store"
@@ -410,6 +410,18 @@ class Executor(ABC):
                     ready.append(index)
             if held and not ready:
                 time.sleep(0.2)
+
+
+def _with_backend(job: Job) -> Job:
+    """``job`` carrying this process's physics backend (see :data:`._worker.BACKEND_KEY`)."""
+    backend = os.environ.get("SIMJUDGE_BACKEND", "").strip()
+    if not backend:
+        return job
+    from dataclasses import replace
+
+    from ._worker import BACKEND_KEY
+
+    return replace(job, kwargs={**job.kwargs, BACKEND_KEY: backend})
 
 
 def crash_reason(detail: str, attempts: int) -> str:

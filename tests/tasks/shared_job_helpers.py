@@ -32,3 +32,8 @@ def writer(root: str, ledger: str, n: int, pause: float, out: str) -> None:
                                           JobStore(Path(root), results="r", shared=True),
                                           progress=False)
     Path(out).write_text("\n".join(f"{r.key} {r.ok} {r.value['square']}" for r in results))
+
+
+def backend_seen() -> dict:
+    """The physics backend a job sees where it runs, and that process's pid."""
+    return {"backend": os.environ.get("SIMJUDGE_BACKEND", ""), "pid": os.getpid()}
