@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,6 +97,8 @@ class BuiltScene:
         initial_state: Backend snapshot after settling.
         initial_joint_values: (object, joint) -> value after settling.
         initial_poses: object -> (position, orientation) after settling.
+        after_restore: Called right after ``initial_state`` is restored (a randomized
+            world moves the scene from the settled snapshot to its episode's start there).
     """
 
     config: SceneConfig
@@ -107,6 +110,7 @@ class BuiltScene:
     initial_state: int = -1
     initial_joint_values: dict[tuple[str, str], float] = field(default_factory=dict)
     initial_poses: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    after_restore: Callable[[], None] | None = field(default=None, repr=False, compare=False)
     _reading_plan: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property

@@ -224,6 +224,8 @@ class SimEnv(gym.Env):
 
     def _enter_world(self, world_seed: int) -> None:
         assert self._variation is not None, "only a randomized env enters worlds"
+        if self._world is not None and self._world.world_seed == world_seed:
+            return  # already there: restoring the settled snapshot re-enters it
         self._world = self._variation.reset(world_seed)
         self.world_sample = self._world.to_dict()
         self._camera = self._pick_camera(self._camera_name)

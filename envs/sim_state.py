@@ -95,6 +95,8 @@ def restore_state(scene: BuiltScene, state: SimState | None) -> None:
     backend = robot.backend
     robot.release()
     backend.restore_state(scene.initial_state)
+    if scene.after_restore is not None:
+        scene.after_restore()
     for obj in scene.objects.values():
         _configure_joints(backend, obj)
     if state is None:
