@@ -14,7 +14,8 @@ here compute its facts and call it:
   0.6·joint_progress (0.4·approach + 0.6·joint_progress for pressing/pushing goals), where
   ``approach`` = 1 − d / d_ref for the distance d from the suction point to the target
   link's bounding-box centre (d_ref: from the arm's home suction point to that link),
-  ``grasped`` is 1 while suction holds the target link (or any link of the object), and
+  ``grasped`` is 1 while suction holds the part the joint moves (fact ``holds_part``: the
+  target link or a link that moves with it; ``is_grasped`` says any link of the object), and
   ``joint_progress`` is the joint's normalised advance from its initial value towards the
   success threshold, clipped to [0, 1]. Φ = 1 on success.
 - ``place`` goals: Φ = 0.3·approach(object) + 0.1·grasped + 0.4·carry + 0.2·placed,
@@ -40,7 +41,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .backends import BodyQuery, body_reading_offsets
-from .progress import approach, carry, joint_phi, place_phi
+from .progress import approach, carry, joint_phi, moving_part, place_phi
 from .state_api import StateView
 
 __all__ = [
@@ -172,6 +173,7 @@ class JointGoal(_GoalBase):
         """Evaluator of the facts: joint fraction and progress, distance to the link, approach, grasp."""
         lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, threshold, opening = self.object, self.threshold, self.direction == "open"
+        part = moving_part(view._object(self.object).tree, self.joint, self.link)
 
         def evaluate() -> dict[str, float | bool]:
             # suction point, joint value and link box from the scene's shared read
@@ -192,6 +194,7 @@ class JointGoal(_GoalBase):
                 "success": bool(success),
                 "fail": False,
                 "is_grasped": held is not None and held[0] == name,
+                "holds_part": held is not None and held[0] == name and held[1] in part,
                 "joint_fraction": float(fraction),
                 "joint_progress": _clip(advance, 0.0, 1.0),
                 "distance_to_link": distance,
@@ -204,7 +207,7 @@ class JointGoal(_GoalBase):
         """Staged Φ: approach, grasp, joint progress (:func:`~simjudge.envs.progress.joint_phi`)."""
         if facts["success"]:
             return 1.0
-        return joint_phi(approach=float(facts["approach"]), grasped=bool(facts["is_grasped"]),
+        return joint_phi(approach=float(facts["approach"]), grasped=bool(facts["holds_part"]),
                          joint_progress=float(facts["joint_progress"]),
                          requires_grasp=self.requires_grasp)
 
@@ -297,7 +300,8 @@ class JointRangeGoal(_GoalBase):
     Overshooting the interval is not success, and Φ falls again past it.
 
     Facts: ``success`` (the fraction is inside ``[low, high]``), ``fail``,
-    ``is_grasped``, ``joint_fraction``, ``joint_progress`` (1 − the distance from the
+    ``is_grasped`` (any link of the object held), ``holds_part`` (a link the joint moves
+    held), ``joint_fraction``, ``joint_progress`` (1 − the distance from the
     interval over the distance at reset, clipped to [0, 1], so overshoot lowers it),
     ``overshoot`` (how far the fraction is past the interval's far side, ≥ 0),
     ``distance_to_link`` and ``approach``. Φ is staged as for :class:`JointGoal`.
@@ -333,6 +337,7 @@ class JointRangeGoal(_GoalBase):
         """Evaluator of the facts: fraction, progress, overshoot, distance to the link, grasp."""
         lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, low, high, opening = self.object, self.low, self.high, self.direction == "open"
+        part = moving_part(view._object(self.object).tree, self.joint, self.link)
         start_gap = max(low - initial, initial - high, 0.05)
 
         def evaluate() -> dict[str, float | bool]:
@@ -346,6 +351,7 @@ class JointRangeGoal(_GoalBase):
                 "success": low <= fraction <= high,
                 "fail": False,
                 "is_grasped": held is not None and held[0] == name,
+                "holds_part": held is not None and held[0] == name and held[1] in part,
                 "joint_fraction": float(fraction),
                 "joint_progress": _clip(1.0 - gap / start_gap, 0.0, 1.0),
                 "overshoot": max(fraction - high if opening else low - fraction, 0.0),

@@ -17,7 +17,9 @@ each start paying as soon as the robot works towards them:
    function of the current state alone: a restored snapshot, the env and a judge that
    joined late all read the same Φ. ``a`` ≈ 0 at reset (the arm starts near home),
    ≈ 0.5 halfway to the part, 1 while the part is held.
-2. **grasp** ``g``: 1 while suction holds the part (goals that need a grasp).
+2. **grasp** ``g``: 1 while suction holds the part: for joint goals a link the goal's joint
+   moves (fact ``holds_part``; holding another drawer of the same cabinet does not count),
+   for placements the object (goals that need a grasp).
 3. the goal's own stage: **joint progress** ``j`` (the joint's normalised advance from its
    initial value to the success threshold, clipped to [0, 1]), or for placements **carry**
    ``c = clip(1 − h / h_ref, 0, 1)`` while held or placed (``h``: horizontal distance from the
@@ -49,6 +51,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .articulation import ArticulationTree
 
 __all__ = [
     "HOME_SUCTION_POINT",
@@ -60,6 +66,7 @@ __all__ = [
     "approach",
     "carry",
     "joint_phi",
+    "moving_part",
     "place_phi",
 ]
 
@@ -98,6 +105,26 @@ def approach(eef: Sequence[float], part: Sequence[float]) -> float:
     d = math.sqrt((ex - px) ** 2 + (ey - py) ** 2 + (ez - pz) ** 2)
     reference = math.sqrt((hx - px) ** 2 + (hy - py) ** 2 + (hz - pz) ** 2)
     return _clip01(1.0 - d / max(reference, MIN_REFERENCE))
+
+
+def moving_part(tree: ArticulationTree | None, joint: str, link: str) -> frozenset[str]:
+    """The links ``joint`` moves (its child and every link below it) and ``link`` itself.
+
+    Holding one of them is holding the part for the grasp stage (fact ``holds_part``);
+    holding another drawer of the same cabinet is not.
+    """
+    part = {link}
+    if tree is None:
+        return frozenset(part)
+    below: dict[str, list[str]] = {}
+    for spec in tree.joints:
+        below.setdefault(spec.parent, []).append(spec.child)
+    stack = [tree.joint(joint).child]
+    while stack:
+        current = stack.pop()
+        part.add(current)
+        stack.extend(child for child in below.get(current, ()) if child not in part)
+    return frozenset(part)
 
 
 def carry(distance: float, reference: float) -> float:

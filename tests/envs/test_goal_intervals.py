@@ -34,7 +34,8 @@ def test_a_range_goal_succeeds_inside_and_not_past_it():
 
 
 def test_range_progress_falls_again_past_the_interval():
-    facts = {"success": False, "is_grasped": True, "distance_to_link": 0.0, "approach": 1.0}
+    facts = {"success": False, "is_grasped": True, "holds_part": True, "distance_to_link": 0.0,
+             "approach": 1.0}
     phis = [HALFWAY.progress({**facts, "joint_progress": p}) for p in (0.0, 0.5, 0.99)]
     assert phis == sorted(phis) and phis[-1] < 1.0
     with pytest.raises(ValidationError, match="above high"):
