@@ -252,8 +252,8 @@ class SimEnv(gym.Env):
         self._suction_lost = False
         obs = self._obs.observe(self.obs_mode)
         info = self.get_info()
-        if self.world_sample is not None and self.info_mode == "full":
-            info["world_sample"] = self.world_sample
+        if self._world is not None and self.info_mode == "full":
+            info["world_sample"] = self._world.to_dict()  # a fresh copy for every reset
         return obs, info
 
     def step(self, action):

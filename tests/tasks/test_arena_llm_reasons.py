@@ -32,8 +32,9 @@ from simjudge.tasks.spec.rundir import RunDir, RunDirError
 
 FIXTURE = Path(__file__).parent / "data" / "arena_reasons" / "llm_cache"
 POLICIES = {"good": "oracle", "idle": "zero", "shaky": "oracle-noisy:noise=0.6"}
+# the fixed start: the recorded critiques were asked about the fixed world's signals
 ARENA: dict[str, Any] = {"tasks": ["OpenDrawer-v0"], "matches": 4, "seed": 0, "horizon": 40,
-                         "progress": False}
+                         "progress": False, "randomize": False}
 MODEL = "llamacpp:smollm2-135m"
 VERDICT_KEYS = ("match_id", "policy_a", "policy_b", "progress_a", "progress_b", "preference")
 

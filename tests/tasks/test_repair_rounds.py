@@ -7,7 +7,7 @@ import json
 from simjudge.pipelines.acquire import acquire
 from simjudge.pipelines.components import make_execute_fn
 from simjudge.pipelines.proposer import TaskRequest
-from simjudge.tasks.spec import Solution, load_solution
+from simjudge.tasks.spec import Solution, load_solution, make_task_env
 
 GOAL_LINE = "success = fraction >= 0.6"
 
@@ -35,6 +35,15 @@ class ReadsFeedback:
         return [Solution.model_validate(data) for _ in range(n)]
 
 
+def _drawer_start(seed: int) -> float:
+    env = make_task_env("OpenDrawer-v0")
+    try:
+        env.reset(seed=seed)
+        return env.world_sample["joints"]["StorageFurniture"]["joint_0"]
+    finally:
+        env.close()
+
+
 def test_an_unverified_round_is_repaired_from_its_verdicts(tmp_path):
     proposer = ReadsFeedback()
     request = TaskRequest.resolve("Open Drawer")
@@ -47,7 +56,8 @@ def test_an_unverified_round_is_repaired_from_its_verdicts(tmp_path):
     assert first["verified_ATSR"] == 0.0 and second["verified_ATSR"] == 1.0
     told = proposer.feedback[1]
     assert "cand_000: claimed_not_verified" in told
-    assert "StorageFurniture/joint_0 moved from 0.00 to" in told  # final joints vs the goal
+    start = _drawer_start(seed=0)  # the randomized world of seed 0 starts the drawer ajar
+    assert f"StorageFurniture/joint_0 moved from {start:.2f} to" in told  # final joints vs goal
     summary = json.loads((run / "summary.json").read_text())
     assert [r["verified"] for r in summary["rounds"]] == [0, 1]
     verdicts = {c["candidate"]: c["verdict"] for c in summary["candidates"]}
