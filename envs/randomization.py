@@ -258,10 +258,12 @@ class WorldSample:
                 "camera": {"eye": list(camera["eye"]), "target": list(camera["target"]),
                            "brightness": camera["brightness"]}}
 
-    def jitter_camera(self, cam: CameraConfig) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    def jitter_camera(self, cam: CameraConfig) -> tuple[tuple[float, float, float],
+                                                        tuple[float, float, float]]:
         """``(eye, target)`` of ``cam`` in this world."""
-        eye = tuple(float(a + b) for a, b in zip(cam.eye, self.camera["eye"], strict=True))
-        target = tuple(float(a + b) for a, b in zip(cam.target, self.camera["target"], strict=True))
+        (ex, ey, ez), (tx, ty, tz) = self.camera["eye"], self.camera["target"]
+        eye = (cam.eye[0] + ex, cam.eye[1] + ey, cam.eye[2] + ez)
+        target = (cam.target[0] + tx, cam.target[1] + ty, cam.target[2] + tz)
         return eye, target
 
     def brighten(self, rgb: np.ndarray) -> np.ndarray:
@@ -273,7 +275,7 @@ class WorldSample:
 
 
 def _footprints(scene: BuiltScene) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """xy AABB of each object (and the robot base, key ``""``) in the nominal world."""
+    """The xy AABB of each object (and the robot base, key ``""``) in the nominal world."""
     backend = scene.robot.backend
     out = {}
     for name, sobj in scene.objects.items():
@@ -345,7 +347,7 @@ def apply_world(scene: BuiltScene, sample: WorldSample, home: np.ndarray,
         rel = np.asarray(pos, float) - pivot
         rel = np.array([c * rel[0] - s * rel[1], s * rel[0] + c * rel[1], rel[2]])
         backend.set_base_pose(scene.objects[obj.name].body, pivot + rel + shift,
-                              np.asarray(quat_multiply(turn, quat), float))
+                              np.asarray(quat_multiply(np.asarray(turn), quat), float))
     for obj_name, joints in sample.joints.items():
         sobj = scene.objects[obj_name]
         tree = sobj.tree

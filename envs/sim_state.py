@@ -113,14 +113,14 @@ def restore_state(scene: BuiltScene, state: SimState | None) -> None:
     for obj in scene.objects.values():
         body = state.bodies[obj.name]
         pos, quat = np.asarray(body["pos"]), np.asarray(body["quat"])
+        move = True
         if obj.fixed:
             # a fixed base never moves in an episode: where it already stands (the restored
             # snapshot), teleporting it to its own reading could round its pose (pose ->
             # quaternion -> pose is not exact for a turned base) and shift what follows
             now_pos, now_quat = backend.get_base_pose(obj.body)
-            if np.array_equal(now_pos, pos) and np.array_equal(now_quat, quat):
-                pos = None
-        if pos is not None:
+            move = not (np.array_equal(now_pos, pos) and np.array_equal(now_quat, quat))
+        if move:
             backend.set_base_pose(obj.body, pos, quat)
         indices = list(obj.joint_index.values())
         if indices:

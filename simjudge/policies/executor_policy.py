@@ -97,7 +97,7 @@ class ExecutorPolicy:
             self._load(self.solution)  # a wrong path fails now, not in the first episode
         self.reward_solver, self.budget_steps = reward_solver, budget_steps
         self._player = JointPlanPlayer(chunk)
-        self._plans: dict[tuple[str, int], tuple[np.ndarray, StepRecorder, Outcome]] = {}
+        self._plans: dict[tuple[str, int, bool], tuple[np.ndarray, StepRecorder, Outcome]] = {}
         self.last_outcome: Outcome | None = None
         """The executor's outcome for the last reset's solution and seed."""
         self.last_end_state: Any = None

@@ -107,7 +107,7 @@ def run_arena(config: ArenaRunConfig, *, executor: Any = None,
         raise ArenaEvaluatorError("the arena needs at least two policies: --policy NAME=SPEC "
                                   "twice or more")
     tasks = _check_tasks(config.tasks)
-    settings = {"matches": config.matches, "seed": config.seed, "evaluator": config.evaluator,
+    settings: dict[str, Any] = {"matches": config.matches, "seed": config.seed, "evaluator": config.evaluator,
                 "margin": config.margin, "speed_margin": config.speed_margin,
                 "horizon": config.horizon, "episodes": config.episodes, "resume": config.resume,
                 "config": {"command": "arena run", **config_to_dict(config)}, "progress": progress,
@@ -253,13 +253,16 @@ def play_arena(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
 
 
 def _identity_keys(run: RunDir, reason: str, randomize: bool = True) -> tuple[str, ...]:
-    """:data:`IDENTITY`; a run recorded before reasons were configurable resumes as template,
-    one recorded before worlds were randomized resumes randomized."""
+    """:data:`IDENTITY`, less the keys a run recorded before them cannot hold.
+
+    A run recorded before reasons were configurable resumes as template, one recorded
+    before worlds were randomized resumes randomized.
+    """
     try:
         previous = run.config
     except RunDirCorruptError:  # prepare sets the corrupt file aside and records anew
         previous = None
-    keys = IDENTITY
+    keys: tuple[str, ...] = IDENTITY
     if randomize and previous is not None and "randomize" not in previous:
         keys = tuple(k for k in keys if k != "randomize")
     if reason == "template" and previous is not None and "reason" not in previous:
