@@ -6,7 +6,7 @@ gets narrower ranges in its task file, not a weaker success check. Target: >= 90
 least 27 of the 30 single-stage tasks.
 
 One process, one env per task, ``--seeds`` episodes each (seeds 0..N-1). Prints one line
-per task and writes ``results/oracle_randomized.json`` (per task: successes, episodes,
+per task and writes ``results/oracle_randomized.json`` (``_<backend>`` for another backend; per task: successes, episodes,
 failing seeds, mean steps; the load before and after, versions):
 
     python bench/oracle_randomized.py --seeds 20
@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     numbers = {"tasks": rows, "single_stage_passing": passing, "single_stage_tasks": len(single)}
     settings = {"seeds": args.seeds, "backend": args.backend, "randomize": not args.no_randomize,
                 "processes": 1, "versions": versions()}
-    write_result("oracle_randomized", numbers, settings, load_before, out=args.out)
+    name = "oracle_randomized" + ("" if args.backend == "pybullet" else f"_{args.backend}")
+    write_result(name, numbers, settings, load_before, out=args.out)
     return 0 if len(single) < 30 or passing >= TARGET_TASKS else 1
 
 

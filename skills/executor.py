@@ -56,6 +56,7 @@ from simjudge.tasks.spec import (
     load_solution,
     load_task,
 )
+from simjudge.tasks.spec.task import task_randomization
 
 from .observers import JointTracker, SubtaskObserver
 from .run_files import load_subtask, prepare_run, save_subtask, subtask_dir, write_results
@@ -215,7 +216,7 @@ def execute_solution(
         render_mode="rgb_array" if video else None,
         scene_seed=seed,
         task_name=solution.task,
-        randomization=_task_randomization(solution) if randomize else None,
+        randomization=task_randomization(solution.task, solution.scene) if randomize else None,
     )
     try:
         env.reset(seed=seed)
@@ -358,21 +359,6 @@ def _run_all(
             break
     bar.close()
     return verdicts, ends
-
-
-def _task_randomization(solution: Solution) -> Any:
-    """The built-in task's world variation if the solution's scene is the task's, else None.
-
-    Why only then: the ranges name the task's objects and joints; with ``scene_seed=seed``
-    the executor's world is the one ``reset(seed=seed)`` of the task's env draws.
-    """
-    try:
-        spec = load_task(solution.task)
-    except TaskSpecError:
-        return None
-    if solution.scene != spec.scene:
-        return None
-    return spec.world_randomization()
 
 
 def _task_goal(task: str) -> Any:

@@ -25,6 +25,7 @@ import numpy as np
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.tasks.spec import RunDir, SubtaskVerdict, read_json, versions, write_json
+from simjudge.tasks.spec.task import task_randomization
 
 from .run_files import subtask_dir, write_frames
 
@@ -236,8 +237,9 @@ class SkillLibrary:
                 env.close()
             frames, steps, success, end = run.frames, run.steps, run.success, run.end_state
         else:
-            sim = SimEnv(
-                record.scene, scene_seed=record.seed, render_mode="rgb_array" if video else None
+            sim = SimEnv(  # in the world the skill was recorded in (a built-in task's scene)
+                record.scene, scene_seed=record.seed, render_mode="rgb_array" if video else None,
+                randomization=task_randomization(record.task, record.scene),
             )
             try:
                 sim.reset(seed=record.seed)

@@ -24,6 +24,7 @@ from simjudge.envs.codegen import CompiledReward, GeneratedCodeError, compile_on
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.envs.state_api import STATE_API
+from simjudge.tasks.spec.task import task_randomization
 
 __all__ = [
     "EvalResult",
@@ -151,6 +152,8 @@ class SubtaskEnv(gym.Env):
                 scene_seed=spec.scene_seed,
                 task_name=spec.task,
                 info_mode=info_mode,
+                # a built-in task's scene: the world of scene_seed, as the executor's env
+                randomization=task_randomization(spec.task, spec.scene),
             )
         elif sim.frameskip != spec.frameskip:
             raise ValueError(

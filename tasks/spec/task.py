@@ -38,6 +38,7 @@ __all__ = [
     "load_composed",
     "load_library",
     "load_task",
+    "task_randomization",
 ]
 
 LIBRARY_DIR = registration.LIBRARY_DIR
@@ -206,6 +207,26 @@ def load_task(name: str) -> TaskSpec:
         f"unknown task {name!r}; built-in tasks are {ids}"
         + (f". Did you mean {close}?" if close else "")
     )
+
+
+def task_randomization(task: str, scene: SceneConfig | dict[str, Any]) -> Randomization | None:
+    """A built-in task's world variation for ``scene`` if it is the task's scene, else None.
+
+    For envs built from a solution's or a skill's scene (the executor, skill replays): the
+    ranges name the task's objects and joints, so they apply to the task's own scene only;
+    with ``SimEnv(scene_seed=seed)`` the world is the one ``reset(seed=seed)`` of the
+    task's env draws.
+    """
+    try:
+        spec = load_task(task)
+    except TaskSpecError:
+        return None
+    if isinstance(scene, dict):
+        try:
+            scene = SceneConfig.parse(scene)
+        except SceneConfigError:
+            return None
+    return spec.world_randomization() if scene == spec.scene else None
 
 
 def load_library() -> list[TaskSpec]:

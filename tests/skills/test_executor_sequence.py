@@ -24,7 +24,8 @@ pytestmark = pytest.mark.timeout(300)
 def _final_state_facts(task: str, run: RunDir, last: int) -> dict:
     """The goal's facts on the final state alone, through a fresh env (the old check)."""
     spec = load_task(task)
-    env = SimEnv(spec.scene, goal=spec.goal, scene_seed=0)
+    env = SimEnv(spec.scene, goal=spec.goal, scene_seed=0,  # the executor's world of seed 0
+                 randomization=spec.world_randomization())
     try:
         env.reset(seed=0)
         done = load_subtask(run, last)

@@ -17,9 +17,11 @@ from simjudge.skills.scripted import ScriptedPolicy, approach_axis
 from simjudge.tasks.spec import library_ids, make_task_env
 
 
-def _run(task: str, backend: str, seed: int = 0, noise: float = 0.0) -> tuple[dict, list[float]]:
-    """The last info and the side tilts the oracle used, step by step."""
-    env = make_task_env(task, backend=backend)
+def _run(task: str, backend: str, seed: int = 0, noise: float = 0.0,
+         fixed: bool = False) -> tuple[dict, list[float]]:
+    """The last info and the side tilts the oracle used, step by step (``fixed``: no
+    per-seed world variation)."""
+    env = make_task_env(task, backend=backend, **({"randomization": None} if fixed else {}))
     try:
         policy = ScriptedPolicy(env, noise=noise, seed=seed)
         obs, info = env.reset(seed=seed)
@@ -38,7 +40,9 @@ def _run(task: str, backend: str, seed: int = 0, noise: float = 0.0) -> tuple[di
 def test_the_microwave_is_closed_and_started_on_every_backend(backend):
     info, tilts = _run("CloseMicrowaveAndStart-v0", backend)
     assert info["success"], f"CloseMicrowaveAndStart on {backend}: {info}"
-    if backend == "sapien":  # where the 45° press stalls on the top front edge
+    if backend == "sapien":  # where the 45° press stalls on the top front edge (fixed start)
+        info, tilts = _run("CloseMicrowaveAndStart-v0", backend, fixed=True)
+        assert info["success"], f"CloseMicrowaveAndStart on {backend}, fixed start: {info}"
         assert min(tilts) == 0.5, "the stalled press was retried flatter"
 
 

@@ -99,7 +99,7 @@ def test_an_overhung_button_is_approached_from_the_robots_side():
             assert policy._is_overhung(goal, point, down) is overhung
         finally:
             env.close()
-    env = make_task_env("PressLampButton-v0")
+    env = make_task_env("PressLampButton-v0", randomization=None)  # the tilt of the fixed start
     try:
         env.reset(seed=0)
         policy = ScriptedPolicy(env)
