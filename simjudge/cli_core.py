@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from simjudge.cli_arena import ARENA_COMMANDS, ARENA_GROUPS
 from simjudge.cli_audit import AUDIT_COMMANDS, AUDIT_GROUPS
@@ -132,73 +131,15 @@ def _demo(config: DemoConfig) -> int:
     return 0 if summary.success else 1
 
 
-def _execute_card(config: ExecuteConfig, solution: Any, goal: Any) -> dict[str, Any]:
-    """The goal card of an ``execute`` run: written, RoboGen's derived, or the built-in's."""
-    from simjudge.pipelines.goal_card import goal_card, load_written_goal
-    from simjudge.pipelines.robogen import robogen_goal
-    from simjudge.tasks.spec import GoalDerivation, TaskGoal, TaskSpecError, load_task
-
-    if config.goal:
-        return goal_card(None, load_written_goal(config.goal, solution.task))
-    if not isinstance(goal, str):  # converted from RoboGen: its goal was derived
-        return goal_card(robogen_goal(solution))
-    try:
-        spec = load_task(solution.task)
-    except TaskSpecError:
-        spec = None
-    if spec is None or spec.goal is None:
-        return goal_card(GoalDerivation(None, [], [
-            f"{solution.task!r} is not a built-in task, so it has no goal of its own"]))
-    return goal_card(GoalDerivation(TaskGoal.from_reference(spec),
-                                    [f"the reference goal of {spec.env_id}"], []))
-
-
 def _execute(config: ExecuteConfig) -> int:
     from simjudge.envs.backends import render_problem
-    from simjudge.judges.live import LiveSubtaskJudges
-    from simjudge.pipelines.components import task_goal_for
-    from simjudge.pipelines.goal_card import card_text, record_card
-    from simjudge.pipelines.robogen.command import load_for_execute
-    from simjudge.skills.executor import execute_solution
-    from simjudge.skills.library import SkillLibrary
+    from simjudge.pipelines.execute_run import run_execute
 
-    sac_config = None
-    if config.n_envs != 1:
-        from simjudge.skills.sac import SACConfig
-
-        sac_config = SACConfig(n_envs=config.n_envs, vec_env="subproc")
-    try:  # a solution YAML, a built-in task id, or a RoboGen task folder (converted)
-        solution, goal = load_for_execute(config.solution)
+    try:
+        summary = run_execute(config, show=print)
     except FileNotFoundError as exc:
         print(f"simjudge: error: {exc}", file=sys.stderr)
         return 2
-    card = _execute_card(config, solution, goal)
-    print(card_text(card))
-    if config.goal:
-        from simjudge.pipelines.components import repair_start
-        from simjudge.tasks.spec import TaskGoal
-
-        written = TaskGoal.model_validate(card["goal"])
-        solution, goal = repair_start(solution, written), written.env_goal()
-    elif isinstance(goal, str):  # not from RoboGen: the task's own (built-in) goal
-        goal = task_goal_for(solution)
-    summary = execute_solution(
-        solution,
-        config.out,
-        goal=goal,
-        observer=LiveSubtaskJudges(goal),
-        seed=config.seed,
-        budget_steps=config.budget_steps,
-        continue_on_failure=config.continue_on_failure,
-        reward_solver=config.reward_solver,
-        sac_config=sac_config,
-        resume=config.resume,
-        video=config.video,
-        randomize=config.randomize,
-        skills=SkillLibrary(config.skills) if config.skills else None,
-        run_config=record("execute", config),
-    )
-    record_card(Path(config.out) / "summary.json", card)
     skipped = render_problem()
     for v in summary.verdicts:
         status = "ok  " if v.success else "FAIL"

@@ -476,3 +476,20 @@ def test_the_acquire_pipeline_takes_the_commands_config(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match="--task|--object"):
             run_acquire(bad)
     assert not any((tmp_path / n).exists() for n in "bcd")
+
+
+def test_the_execute_pipeline_takes_the_commands_config(tmp_path):
+    """One convention: `execute` is `run_execute(ExecuteConfig)`; the CLI only prints."""
+    from simjudge.pipelines.configs import ExecuteConfig
+    from simjudge.pipelines.execute_run import run_execute
+
+    shown = []
+    out = tmp_path / "run"
+    summary = run_execute(ExecuteConfig(solution="OpenDrawer-v0", reward_solver="oracle",
+                                        video=False, out=str(out)), show=shown.append)
+    assert summary.task_success and shown and "goal" in shown[0].lower()
+    recorded = json.loads((out / "config.json").read_text())
+    assert recorded["command"] == "execute" and recorded["solution"] == "OpenDrawer-v0"
+    assert "goal" in json.loads((out / "summary.json").read_text())
+    with pytest.raises(FileNotFoundError):
+        run_execute(ExecuteConfig(solution=str(tmp_path / "missing.yaml"), out=str(tmp_path / "x")))
