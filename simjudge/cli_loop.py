@@ -11,7 +11,6 @@ from pathlib import Path
 
 from simjudge.cli_configs import Command, record
 from simjudge.configs import PoolListConfig, PoolSearchConfig, PoolShowConfig
-from simjudge.executors import executor_from
 from simjudge.pipelines.configs import (
     AcquireConfig,
     DatasetBuildConfig,
@@ -94,27 +93,10 @@ def _pool_search(config: PoolSearchConfig) -> int:
 
 
 def _dataset(config: DatasetBuildConfig) -> int:
-    from simjudge.pipelines.components import make_execute_fn, make_proposer
-    from simjudge.pipelines.dataset import build_dataset
-    from simjudge.pipelines.proposer import TaskRequest
+    from simjudge.pipelines.execute_run import run_dataset_build
 
     out = Path(config.out)
-    tasks = [TaskRequest.resolve(t) for t in config.tasks]
-    proposer = make_proposer(config.proposer, out, config.model, config.llm_cache)
-    if config.proposer == "template":
-        completer = proposer
-    else:
-        from simjudge.pipelines.llm_proposer import Completer
-
-        completer = Completer(proposer.client, temperature=proposer.temperature)
-    with executor_from(config) as executor:
-        records = build_dataset(
-            tasks, proposer, completer,
-            make_execute_fn(config.reward_solver, config.budget_steps, config.seed, video=False,
-                            goals={t.name: t.goal for t in tasks}),
-            out, base=config.base, completions=config.completions, seed=config.seed,
-            config=record("dataset build", config), executor=executor,
-        )
+    records = run_dataset_build(config)
     print(f"{len(records)} labelled prefixes ({sum(r.label for r in records)} positive) in {out}")
     return 0
 

@@ -1,4 +1,4 @@
-"""``simjudge execute`` as a pipeline: the command's config in, the execution's outcome out.
+"""``simjudge execute`` and ``dataset build`` as pipelines: the command's config in, results out.
 
 :func:`run_execute` takes an :class:`~simjudge.pipelines.configs.ExecuteConfig`, loads the
 solution (a solution YAML, a built-in task id or a RoboGen task folder, converted), shows its
@@ -17,7 +17,7 @@ from simjudge.tasks.spec.config import config_to_dict
 
 from .configs import ExecuteConfig
 
-__all__ = ["execute_card", "run_execute"]
+__all__ = ["execute_card", "run_dataset_build", "run_execute"]
 
 
 def run_execute(config: ExecuteConfig, *,
@@ -96,3 +96,35 @@ def execute_card(config: ExecuteConfig, solution: Any, goal: Any) -> dict[str, A
             f"{solution.task!r} is not a built-in task, so it has no goal of its own"]))
     return goal_card(GoalDerivation(TaskGoal.from_reference(spec),
                                     [f"the reference goal of {spec.env_id}"], []))
+
+
+def run_dataset_build(config: Any) -> list[Any]:
+    """``simjudge dataset build`` from its :class:`~.configs.DatasetBuildConfig`.
+
+    Resolves the tasks, makes the proposer (and the completer that continues prefixes), the
+    execution function and the executor the config names, and runs
+    :func:`~simjudge.pipelines.dataset.build_dataset`; returns its labelled records.
+    """
+    from simjudge.executors import executor_from
+
+    from .components import make_execute_fn, make_proposer
+    from .dataset import build_dataset
+    from .proposer import TaskRequest
+
+    out = Path(config.out)
+    tasks = [TaskRequest.resolve(t) for t in config.tasks]
+    proposer = make_proposer(config.proposer, out, config.model, config.llm_cache)
+    if config.proposer == "template":
+        completer = proposer
+    else:
+        from .llm_proposer import Completer
+
+        completer = Completer(proposer.client, temperature=proposer.temperature)
+    with executor_from(config) as executor:
+        return build_dataset(
+            tasks, proposer, completer,
+            make_execute_fn(config.reward_solver, config.budget_steps, config.seed, video=False,
+                            goals={t.name: t.goal for t in tasks}),
+            out, base=config.base, completions=config.completions, seed=config.seed,
+            config={"command": "dataset build", **config_to_dict(config)}, executor=executor,
+        )
