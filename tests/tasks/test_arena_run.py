@@ -222,3 +222,14 @@ def test_the_pipeline_takes_the_commands_config(tmp_path):
         run_arena(ArenaRunConfig(policy=("a=oracle", "b=zero"), tasks=("NoSuchTask-v0",),
                                  out=str(tmp_path / "bad")), progress=False)
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_validation_oracle_plays_the_arenas_own_worlds():
+    """A --no-randomize arena is validated on its fixed start, a randomized one per seed."""
+    from simjudge.pipelines.arena.oracle import oracle_cell
+
+    fixed = [oracle_cell("OpenDrawer-v0", s, {"good": "oracle"}, horizon=30, randomize=False)
+             for s in (1, 2)]
+    varied = [oracle_cell("OpenDrawer-v0", s, {"good": "oracle"}, horizon=30) for s in (1, 2)]
+    assert fixed[0]["good"]["progress"] == fixed[1]["good"]["progress"]
+    assert varied[0]["good"]["progress"] != varied[1]["good"]["progress"]

@@ -48,15 +48,18 @@ class OracleError(SimjudgeError, RuntimeError):
 
 
 def oracle_cell(task: str, seed: int, specs: Mapping[str, str], *, evaluator: str = "oracle",
-                horizon: int | None = None) -> dict[str, Any]:
+                horizon: int | None = None, randomize: bool = True) -> dict[str, Any]:
     """Every policy's episode on (task, seed) from the match snapshot; their signals.
+
+    ``randomize``: the task's world for ``seed``, as the arena's matches (False: the fixed
+    start, for a run made with ``--no-randomize``).
 
     Returns:
         ``policy -> {progress (Φ per step), success, first_success_step, steps, timing}``.
     """
     check_evaluator(evaluator)
     judged = judged_by_judge(evaluator)
-    env = task_env(task, horizon, evaluator)
+    env = task_env(task, horizon, evaluator, randomize)
     env.reset(seed=seed)
     snapshot = env.unwrapped.get_state()
     out = {}
@@ -151,7 +154,8 @@ def oracle_scores(episodes: Episodes, rule: TieRule | None = None) -> OracleScor
 
 def run_oracle(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str],
                seeds: Sequence[int], *, evaluator: str = "oracle", horizon: int | None = None,
-               executor: Any = None, progress: bool = True) -> dict[tuple[str, int], dict[str, Any]]:
+               executor: Any = None, progress: bool = True,
+               randomize: bool = True) -> dict[tuple[str, int], dict[str, Any]]:
     """Run (or resume) every policy on every (task, seed); results under ``<out>/oracle/``.
 
     Args:
@@ -162,6 +166,7 @@ def run_oracle(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
         evaluator: Evaluator spec (the signals the oracle judges with).
         horizon: Episode length (default: each task's).
         executor: A :class:`~simjudge.executors.Executor` (default: serial).
+        randomize: The worlds of the arena's matches (False: its fixed start).
         progress: Show a progress bar.
 
     Returns:
@@ -174,7 +179,7 @@ def run_oracle(out: str | Path, policies: Mapping[str, str], tasks: Sequence[str
 
     jobs = [Job(f"{task}__{int(seed):06d}".replace("/", "_"), oracle_cell,
                 args=(task, int(seed), dict(policies)),
-                kwargs={"evaluator": evaluator, "horizon": horizon})
+                kwargs={"evaluator": evaluator, "horizon": horizon, "randomize": randomize})
             for task in tasks for seed in seeds]
     own = executor is None
     executor = executor or make_executor("serial")

@@ -133,7 +133,8 @@ def validate_arena(settings: ArenaValidateConfig, *, executor: Any = None,
     # evaluator is exactly what is being validated
     episodes = run_oracle(out, config["policies"], config["tasks"], range(oracle_seeds),
                           evaluator="oracle", horizon=config.get("horizon"),
-                          executor=executor, progress=progress)
+                          executor=executor, progress=progress,
+                          randomize=bool(config.get("randomize", True)))
     scores: OracleScores = oracle_scores(episodes, rule)
     oracle = scores.metric(oracle_metric)
     found = validate_comparisons(comparisons, oracle, models=models, budgets=budgets,
