@@ -13,6 +13,7 @@ from simjudge.pipelines.plans import parse_node, task_plan
 from simjudge.pipelines.plans.faults import execution_fault_items, privileged_diagnosis
 from simjudge.pipelines.plans.physical import ExecutionFault, PhysicalRunner
 from simjudge.pipelines.plans.planners import LLMAgent, make_agent
+from simjudge.pipelines.plans.symbolic import bind_step
 from simjudge.pipelines.plans.questions import q2_items, q3_items
 from simjudge.tasks.spec import load_task
 
@@ -204,3 +205,30 @@ def test_embedded_llm_plans_are_scored_and_replayable(tmp_path):
                  str(first / "llm_cache"), "--out", str(tmp_path / "replay")]) == 0
     again = json.loads((tmp_path / "replay" / "plan_eval.json").read_text())["tasks"]
     assert again["OpenDrawer-v0"]["plan"] == row["plan"]
+
+
+@pytest.mark.parametrize(("task", "seeds"), [("CloseLaptop-v0", (0, 1)), ("OpenToiletLid-v0", (0, 3))])
+def test_grasp_is_posed_for_the_step_that_follows(task, seeds):
+    """A grasp step takes the direction and target of the joint step after it.
+
+    The oracle tilts a grasp for the turn to go (a laptop screen to be closed, a toilet lid
+    hinged at its far side); a grasp posed for the default "open to 0.7" goal left the screen
+    at 0.66 of its range and never took hold of the toilet lid at these seeds.
+    """
+    plan = task_plan(load_task(task))
+    steps = nodes(*plan.reference_steps())
+    for seed in seeds:
+        runner = PhysicalRunner(plan, seed=seed)
+        try:
+            goal_of_grasp = runner._joint_goal(bind_step(plan, steps[0]), grasp=True)
+            assert goal_of_grasp.direction == "open"  # no look-ahead outside run()
+            c = runner.run(steps).completion
+            runner._then = runner._next_direction(steps, 0)
+            goal_of_grasp = runner._joint_goal(bind_step(plan, steps[0]), grasp=True)
+        finally:
+            runner.close()
+        close = bind_step(plan, steps[1]).direction == "close"
+        assert goal_of_grasp.direction == ("close" if close else "open")
+        obj = bind_step(plan, steps[1]).obj
+        assert goal_of_grasp.threshold == (obj.close_to if close else obj.open_to)
+        assert c.score == 10, (task, seed, [(s.text, s.reason) for s in c.steps])

@@ -131,6 +131,7 @@ class PhysicalRunner:
         self._tele: dict[str, float] = {}
         self._last_action: np.ndarray | None = None
         self._target: PlanObject | None = None
+        self._then = "open"
 
     def close(self) -> None:
         """Release the simulator."""
@@ -161,6 +162,7 @@ class PhysicalRunner:
                 if self._fault is not None:
                     self._rng = np.random.default_rng(self._fault.seed)
                 start_steps = env.elapsed_steps
+                self._then = self._next_direction(nodes, i)
                 record, changed = self._step(i, node)
                 record.control_steps = env.elapsed_steps - start_steps
                 record.reached = [n for n, at in judge.reached_at.items()
@@ -213,6 +215,24 @@ class PhysicalRunner:
         if not ok:
             record.label = "skill_failed"
         return record, before is not None and self._state_key() != before
+
+    def _next_direction(self, nodes: list[PlanNode], index: int) -> str:
+        """Direction of the first later joint step on the part step ``index`` grasps (else open).
+
+        Why: the oracle poses a grasp for the turn that follows it (a laptop screen to be
+        closed is grasped tilted with its turn, see
+        :meth:`~simjudge.skills.scripted.ScriptedPolicy._reach_tilt`); a ``grasp`` step carries
+        no direction, so it takes the one of the step that moves what it holds.
+        """
+        b = bind_step(self.plan, nodes[index])
+        if b.node.skill != "grasp" or b.obj is None or b.obj.joint is None:
+            return "open"
+        for later in nodes[index + 1:]:
+            n = bind_step(self.plan, later)
+            if n.obj is None or (n.obj.object, n.obj.link) != (b.obj.object, b.obj.link):
+                continue
+            return n.direction if n.node.skill in JOINT_SKILLS and n.direction else "open"
+        return "open"
 
     def _held(self) -> tuple[str, str] | None:
         return self.env.view.grasped()
@@ -309,8 +329,10 @@ class PhysicalRunner:
     def _joint_goal(self, b: Binding, grasp: bool) -> JointGoal:
         obj = b.obj
         assert obj is not None and obj.joint and obj.link
+        closing = (b.direction or (self._then if b.node.skill == "grasp" else "open")) == "close"
         return JointGoal(object=obj.object, joint=obj.joint, link=obj.link,
-                         direction="close" if b.direction == "close" else "open",
+                         direction="close" if closing else "open",
+                         threshold=obj.close_to if closing else obj.open_to,
                          requires_grasp=grasp)
 
     def _grasp(self, b: Binding, lift: bool) -> tuple[bool, str]:
