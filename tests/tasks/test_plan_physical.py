@@ -232,3 +232,35 @@ def test_grasp_is_posed_for_the_step_that_follows(task, seeds):
         obj = bind_step(plan, steps[1]).obj
         assert goal_of_grasp.threshold == (obj.close_to if close else obj.open_to)
         assert c.score == 10, (task, seed, [(s.text, s.reason) for s in c.steps])
+
+
+@pytest.mark.parametrize(("task", "seed"), [("PutCubeInDrawer-v0", 0), ("HeatBreadInMicrowave-v0", 0)])
+def test_composed_plans_place_where_the_task_does_and_back_away(task, seed):
+    """place() uses the task goal's placement; letting go of a part backs away from it.
+
+    Before, the cube was carried over the cabinet's whole box and dropped (the arm stretched
+    straight, the next grasp never reached the drawer), and the arm going from the opened
+    microwave door to the bread swept the door shut; both plans stopped half-way.
+    """
+    plan = task_plan(load_task(task))
+    steps = nodes(*plan.reference_steps())
+    runner = PhysicalRunner(plan, seed=seed)
+    try:
+        run = runner.run(steps)
+        placing = next(s for s in steps if s.skill == "place")
+        b = bind_step(plan, placing)
+        goal = runner._placement(b.obj.object, b.target.object, b.relation)
+        plain = runner._placement(b.obj.object, b.obj.object, "on")  # no such placement in the goal
+    finally:
+        runner.close()
+    c = run.completion
+    assert c.score == 10, [(s.text, s.reason) for s in c.steps]
+    assert goal.target_link is not None and plain.target_link is None
+    place = next(s for s in c.steps if s.skill == "place")
+    assert place.ok, place.reason  # really placed when the step ended, not only touched in passing
+    release = next(s for s in c.steps if s.skill == "release")
+    assert release.control_steps > 10  # let go (10 steps), then backed away
+    opened = "drawer opened" if "drawer opened" in c.reached else "door opened"
+    pick = [s.skill for s in steps].index("pick_up")
+    assert run.holds_after[pick][opened]  # still open when the part is picked up
+    assert set(c.held_at_end) >= {c.reached[-1]}  # the last milestone holds at the end

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simjudge.envs.goals import JointGoal, PlaceGoal
+from simjudge.envs.goals import AllOfGoal, JointGoal, PlaceGoal, SequenceGoal
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.judges.signals import Transition
-from simjudge.skills.scripted import ScriptedPolicy
+from simjudge.skills.scripted import _FOLLOW_THROUGH, ScriptedPolicy
 
 from .groundtruth import PlanObject, TaskPlan
 from .records import Completion, StepRecord, completion_score
@@ -44,6 +44,10 @@ EXECUTION_FAULTS: tuple[str, ...] = (
 """Execution faults (RoboBench's execution-failure taxonomy)."""
 _EARLY_STOP_STEPS = 4
 """An early-stopped skill gets this many control steps."""
+_OFF_LIMIT = 0.05
+"""The follow-through past a joint step's target stops this share of the range off a limit."""
+_RETREAT_BUDGET = 40
+"""Control steps of the retreat after letting go of a part (the oracle's own bound)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,9 @@ class _GoalPolicy(ScriptedPolicy):
 
     def __call__(self, obs: object = None) -> np.ndarray:
         """The next action towards ``self.goal``."""
-        if isinstance(self.goal, JointGoal):
+        if self.phase.name == "retreat":
+            action = self._retreat_action()
+        elif isinstance(self.goal, JointGoal):
             action = self._joint_action(self.goal)
         else:
             action = self._place_action(self.goal)
@@ -132,6 +138,7 @@ class PhysicalRunner:
         self._last_action: np.ndarray | None = None
         self._target: PlanObject | None = None
         self._then = "open"
+        self._retreated: np.ndarray | None = None
 
     def close(self) -> None:
         """Release the simulator."""
@@ -143,6 +150,7 @@ class PhysicalRunner:
         """Execute ``nodes`` from the reset state (or ``start``), milestones every control step."""
         env = self.env
         env.reset(seed=self.seed, options={"state": start} if start is not None else None)
+        self._retreated = None
         judge = self.plan.milestone_judge()
         judge.reset()
         tick = [0]
@@ -339,7 +347,7 @@ class PhysicalRunner:
         obj = b.obj
         assert obj is not None
         if obj.movable or obj.link is None:
-            policy = _GoalPolicy(self.env, PlaceGoal(object=obj.object, target=obj.object))
+            policy = self._policy(PlaceGoal(object=obj.object, target=obj.object))
             start_z = float(self.env.view.aabb(obj.object)[0][2])
             if lift:
                 ok = self._drive(policy, lambda: self._attached_to(obj.object, None) and float(
@@ -349,7 +357,7 @@ class PhysicalRunner:
             return ok, "" if ok else f"suction did not take hold of {obj.name}"
         if self._held() is not None and not self._attached_to(obj.object, obj.link):
             self._release()
-        policy = _GoalPolicy(self.env, self._joint_goal(b, grasp=True))
+        policy = self._policy(self._joint_goal(b, grasp=True))
         ok = self._drive(policy, lambda: self._attached_to(obj.object, obj.link))
         return ok, "" if ok else f"suction did not take hold of {obj.name}"
 
@@ -366,13 +374,20 @@ class PhysicalRunner:
         grasp = obj.grasp and b.node.skill != "press"
         if self._held() is not None and not self._attached_to(obj.object, obj.link):
             self._release()
-        policy = _GoalPolicy(self.env, self._joint_goal(b, grasp=grasp))
+        policy = self._policy(self._joint_goal(b, grasp=grasp))
         if grasp and self._attached_to(obj.object, obj.link):
             policy.switch_phase("actuate")
         if b.direction == "open":
             ok = self._drive(policy, lambda: self._fraction(b) >= obj.open_to)
         else:
             ok = self._drive(policy, lambda: self._fraction(b) <= obj.close_to)
+        if ok and grasp and self._attached_to(obj.object, obj.link):
+            # a little past the target, as the oracle does between stages: a released door
+            # springs back, and one opened just to its target leaves a gap too narrow to put
+            # the bread in beside it (HeatBreadInMicrowave); not into the joint's limit, off
+            # which a drawer pulled against it springs back shut once let go
+            self._drive(policy, lambda: not _OFF_LIMIT < self._fraction(b) < 1.0 - _OFF_LIMIT,
+                        budget=_FOLLOW_THROUGH)
         if not grasp:  # back off the button
             policy.switch_phase("approach")
             self._drive(policy, lambda: False, budget=8)
@@ -383,9 +398,8 @@ class PhysicalRunner:
     def _place(self, b: Binding) -> tuple[bool, str]:
         obj, target = b.obj, b.target
         assert obj is not None and target is not None
-        goal = PlaceGoal(object=obj.object, target=target.object,
-                         relation="in" if b.relation == "in" else "on")
-        policy = _GoalPolicy(self.env, goal)
+        goal = self._placement(obj.object, target.object, "in" if b.relation == "in" else "on")
+        policy = self._policy(goal)
         policy.switch_phase("lift")
         self._drive(policy, lambda: policy.phase.name == "release")
         self._release()
@@ -393,14 +407,34 @@ class PhysicalRunner:
         ok = bool(facts["is_placed"])
         return ok, "" if ok else f"{obj.name} did not end up {goal.relation} {target.name}"
 
+    def _placement(self, obj: str, target: str, relation: str) -> PlaceGoal:
+        """The placement a ``place`` step drives towards: the task goal's own, if it has one.
+
+        Why: a plan names the container (``in_cabinet``), not the link the part goes in or
+        how (``in`` a drawer's link, ``inside`` a microwave through its front); placed in the
+        cabinet's whole box, the cube was carried over the cabinet's top with the arm
+        stretched straight, and dropped. A placement of the same part on/in the same target
+        in the task's goal (a composed goal's stages included) lends its ``target_link`` and
+        relation; any other placement is the plain one.
+        """
+        pending = [self.env.goal]
+        while pending:
+            goal = pending.pop(0)
+            if isinstance(goal, (SequenceGoal, AllOfGoal)):
+                pending.extend(goal.goals)
+            elif (isinstance(goal, PlaceGoal) and (goal.object, goal.target) == (obj, target)
+                  and (goal.relation == "on") == (relation == "on")):
+                return goal
+        return PlaceGoal(object=obj, target=target, relation=relation)
+
     def _move_to(self, b: Binding) -> tuple[bool, str]:
         obj = b.obj
         if obj is None:
             return True, "no target: stayed"
         if obj.link and obj.joint:
-            policy = _GoalPolicy(self.env, self._joint_goal(b, grasp=True))
+            policy = self._policy(self._joint_goal(b, grasp=True))
         else:
-            policy = _GoalPolicy(self.env, PlaceGoal(object=obj.object, target=obj.object))
+            policy = self._policy(PlaceGoal(object=obj.object, target=obj.object))
         ok = self._drive(policy, lambda: policy.phase.name != "approach", budget=80)
         return ok, "" if ok else f"could not reach {obj.name}"
 
@@ -411,7 +445,30 @@ class PhysicalRunner:
         self.env.scene.robot.release()
         for _ in range(10):
             self.env.step(hold)
+        if held is not None:
+            self._retreat()
         return True, "" if held else "nothing was held"
+
+    def _retreat(self) -> None:
+        """Back away from what was let go, as the oracle does between stages.
+
+        Why: from a part just let go the straight way to the next one can sweep through what
+        was opened; going from the handle of a microwave door opened 60 % to the bread beside
+        it, the arm pushed the door shut (HeatBreadInMicrowave). The retreat point is handed
+        to the next skill's policy, which then goes over at that height before coming down
+        (``ScriptedPolicy._over_from_behind``).
+        """
+        anything = next(iter(self.env.scene.objects))  # the retreat reads no goal
+        policy = _GoalPolicy(self.env, PlaceGoal(object=anything, target=anything))
+        policy._start_retreat()
+        self._drive(policy, lambda: policy.phase.name != "retreat", budget=_RETREAT_BUDGET)
+        self._retreated = policy._retreat_to
+
+    def _policy(self, goal: JointGoal | PlaceGoal) -> _GoalPolicy:
+        """The oracle driven towards ``goal``, going over from the last retreat point if any."""
+        policy = _GoalPolicy(self.env, goal)
+        policy._retreat_to, self._retreated = self._retreated, None
+        return policy
 
     def _primitive(self, b: Binding) -> tuple[bool, str]:
         from simjudge.skills import primitives
