@@ -264,3 +264,30 @@ def test_composed_plans_place_where_the_task_does_and_back_away(task, seed):
     pick = [s.skill for s in steps].index("pick_up")
     assert run.holds_after[pick][opened]  # still open when the part is picked up
     assert set(c.held_at_end) >= {c.reached[-1]}  # the last milestone holds at the end
+
+
+def test_a_dial_is_grasped_as_deep_as_the_oracle_grasps_it():
+    """A part turned by the wrist is pressed in on taking hold, as the oracle's contact phase does.
+
+    Stopped at the first touch, the safe's dial was held 3 cm off its axis (the oracle: 2 cm)
+    and at seed 5 the turn wrenched it the wrong way (-0.03 of its range, the safe dragged).
+    A hinged screen keeps the first-touch grasp.
+    """
+    plan = task_plan(load_task("TurnSafeDial-v0"))
+    runner = PhysicalRunner(plan, seed=5)
+    try:
+        c = runner.run(nodes(*plan.reference_steps())).completion
+        dial = runner._policy(runner._joint_goal(bind_step(plan, parse_node("turn(dial)")), grasp=True))
+        assert runner._wrist_turn(dial)
+    finally:
+        runner.close()
+    assert c.score == 10, [(s.text, s.reason) for s in c.steps]
+    assert c.steps[1].telemetry["joint_change"] > 0.2
+    laptop = task_plan(load_task("CloseLaptop-v0"))
+    runner = PhysicalRunner(laptop)
+    try:
+        runner.env.reset(seed=0)
+        screen = runner._policy(runner._joint_goal(bind_step(laptop, parse_node("close(screen)")), grasp=True))
+        assert not runner._wrist_turn(screen)
+    finally:
+        runner.close()

@@ -28,7 +28,7 @@ from simjudge.envs.goals import AllOfGoal, JointGoal, PlaceGoal, SequenceGoal
 from simjudge.envs.sim_env import SimEnv
 from simjudge.envs.sim_state import SimState
 from simjudge.judges.signals import Transition
-from simjudge.skills.scripted import _FOLLOW_THROUGH, ScriptedPolicy
+from simjudge.skills.scripted import _FOLLOW_THROUGH, ScriptedPolicy, interaction_frame
 
 from .groundtruth import PlanObject, TaskPlan
 from .records import Completion, StepRecord, completion_score
@@ -44,6 +44,8 @@ EXECUTION_FAULTS: tuple[str, ...] = (
 """Execution faults (RoboBench's execution-failure taxonomy)."""
 _EARLY_STOP_STEPS = 4
 """An early-stopped skill gets this many control steps."""
+_WRIST_TURN = 0.9
+"""A part whose hinge is this parallel (|cos|) to its face's normal is turned by the wrist."""
 _OFF_LIMIT = 0.05
 """The follow-through past a joint step's target stops this share of the range off a limit."""
 _RETREAT_BUDGET = 40
@@ -358,8 +360,25 @@ class PhysicalRunner:
         if self._held() is not None and not self._attached_to(obj.object, obj.link):
             self._release()
         policy = self._policy(self._joint_goal(b, grasp=True))
-        ok = self._drive(policy, lambda: self._attached_to(obj.object, obj.link))
+        if self._wrist_turn(policy):
+            # held, and pressed in the step the oracle presses in on taking hold (its contact
+            # phase then hands over to actuate): stopped at the first touch, a safe's dial was
+            # held 3 cm off its axis instead of 2 and the turn wrenched it the wrong way
+            ok = self._drive(policy, lambda: self._attached_to(obj.object, obj.link)
+                             and policy.phase.name == "actuate")
+            ok = ok or self._attached_to(obj.object, obj.link)
+        else:
+            ok = self._drive(policy, lambda: self._attached_to(obj.object, obj.link))
         return ok, "" if ok else f"suction did not take hold of {obj.name}"
+
+    def _wrist_turn(self, policy: _GoalPolicy) -> bool:
+        """Whether the goal's part turns about the axis the gripper comes in along (a dial, a knob)."""
+        goal = policy.goal
+        assert isinstance(goal, JointGoal)
+        obj = self.env.scene.objects[goal.object]
+        info, _, hinge = policy._hinge(goal, obj)
+        _, normal = interaction_frame(self.env, obj, goal.link)
+        return info.type != "prismatic" and abs(float(normal @ hinge)) > _WRIST_TURN
 
     def _fraction(self, b: Binding) -> float:
         obj = b.obj
