@@ -13,8 +13,8 @@ from simjudge.pipelines.plans import parse_node, task_plan
 from simjudge.pipelines.plans.faults import execution_fault_items, privileged_diagnosis
 from simjudge.pipelines.plans.physical import ExecutionFault, PhysicalRunner
 from simjudge.pipelines.plans.planners import LLMAgent, make_agent
-from simjudge.pipelines.plans.symbolic import bind_step
 from simjudge.pipelines.plans.questions import q2_items, q3_items
+from simjudge.pipelines.plans.symbolic import bind_step
 from simjudge.tasks.spec import load_task
 
 

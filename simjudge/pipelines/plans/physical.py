@@ -444,7 +444,8 @@ class PhysicalRunner:
             elif (isinstance(goal, PlaceGoal) and (goal.object, goal.target) == (obj, target)
                   and (goal.relation == "on") == (relation == "on")):
                 return goal
-        return PlaceGoal(object=obj, target=target, relation=relation)
+        kind = relation if relation in ("on", "in", "inside") else "in"
+        return PlaceGoal(object=obj, target=target, relation=kind)  # type: ignore[arg-type]
 
     def _move_to(self, b: Binding) -> tuple[bool, str]:
         obj = b.obj
