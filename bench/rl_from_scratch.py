@@ -7,7 +7,11 @@ from the reset state (no grasp given, the world randomized per episode) on
   potential-based shaping;
 - ``sparse``: ``JudgeReward(env, privileged, mode="sparse")`` — +1 on success only;
 
-both wrapped in ``JudgeVerify`` (an episode ends on success). Every ``--eval-every`` env
+and training episodes do **not** end on success (ManiSkill's ``ignore_terminations``): the
+env ends an episode on success, and with a per-step Φ term that makes hovering near the part
+(Φ ≈ 0.3-0.4 for the rest of the horizon) worth more than finishing (Φ = 1 once), so a dense
+learner is taught to avoid the goal; when success is absorbing, staying in it pays Φ = 1 per
+step and is the best thing to do (the same for the sparse reward's +1). Every ``--eval-every`` env
 steps the deterministic policy runs ``--eval-episodes`` randomized episodes on held-out
 seeds, scored by the env's own ``info["success"]`` (the task goal on simulator state, not the
 reward being learned). ``steps_to_0.8`` is the env steps at the first evaluation with a
@@ -51,15 +55,25 @@ EVAL_SEED = 100_000
 
 
 def make_env(task: str, reward: str, horizon: int | None):
-    from simjudge.judges import JudgeReward, JudgeVerify, make_judge
+    import gymnasium as gym
+
+    from simjudge.judges import JudgeReward, make_judge
     from simjudge.tasks.spec import make_task_env
+
+    class SuccessAbsorbs(gym.Wrapper):
+        """Training episodes go on after success (a physics failure still ends them)."""
+
+        def step(self, action):
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            if terminated and info.get("success") and not info.get("fail"):
+                terminated = False
+            return obs, reward, terminated, truncated, info
 
     kwargs = {"info_mode": "minimal"}
     if horizon:
         kwargs["horizon"] = horizon
-    judge = make_judge("privileged")
-    return JudgeVerify(JudgeReward(make_task_env(task, **kwargs), judge, mode=reward),
-                       judge.clone())
+    return JudgeReward(SuccessAbsorbs(make_task_env(task, **kwargs)), make_judge("privileged"),
+                       mode=reward)
 
 
 def evaluate(model: Any, task: str, episodes: int, horizon: int | None) -> float:
