@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from simjudge.cli_configs import Command, record
+from simjudge.cli_configs import Command
 from simjudge.configs import PoolListConfig, PoolSearchConfig, PoolShowConfig
 from simjudge.pipelines.configs import (
     AcquireConfig,
@@ -102,26 +102,9 @@ def _dataset(config: DatasetBuildConfig) -> int:
 
 
 def _prm(config: PRMTrainConfig) -> int:
-    from simjudge.judges.prm import PRMConfig
-    from simjudge.llm import MiniLMEmbedder
-    from simjudge.pipelines.dataset import load_records
-    from simjudge.pipelines.prm_eval import train_eval, write_report
+    from simjudge.pipelines.prm_eval import run_prm
 
-    train = not isinstance(config, PRMEvalConfig)
-    records = load_records(config.data)
-    embed = MiniLMEmbedder().embed
-    model = PRMConfig(epochs=config.epochs, seed=config.seed)
-    splits = [config.split] if train else ["task", "solution"]
-    results = [
-        train_eval(records, embed, split, test_tasks=config.test_tasks, config=model,
-                   use_rule=config.rule, seed=config.seed)
-        for split in splits
-    ]
-    if train:
-        results[0]["verifier"].save(config.out)
-    report = write_report(results, config.out,
-                          config=record("prm train" if train else "prm eval", config))
-    print(report.read_text())
+    print(run_prm(config).read_text())
     return 0
 
 

@@ -36,7 +36,8 @@ from simjudge.tasks.spec import Outcome, RunDir, atomic_write, success_rates, wr
 
 from .dataset import PrefixRecord, split_by_solution, split_by_task
 
-__all__ = ["CandidateSolution", "evaluate_best_of_n", "rule_features", "to_examples", "train_eval"]
+__all__ = ["CandidateSolution", "evaluate_best_of_n", "rule_features", "run_prm", "to_examples",
+           "train_eval"]
 
 
 def _task_text(record: PrefixRecord) -> str:
@@ -209,3 +210,33 @@ def write_report(
                                         digits=3, row_header="method"), ""]
     atomic_write(out / "prm_report.md", "\n".join(lines))
     return out / "prm_report.md"
+
+
+def run_prm(config: Any) -> Path:
+    """``simjudge prm train`` / ``prm eval`` from its config; returns the report's path.
+
+    ``PRMTrainConfig`` trains on its one split and saves the verifier in ``config.out``;
+    ``PRMEvalConfig`` trains and evaluates on both splits (by task and by solution).
+    """
+    from simjudge.judges.prm import PRMConfig
+    from simjudge.llm import MiniLMEmbedder
+    from simjudge.tasks.spec.config import config_to_dict
+
+    from .configs import PRMEvalConfig
+    from .dataset import load_records  # noqa: F811 - the module imports its splits only
+
+    train = not isinstance(config, PRMEvalConfig)
+    records = load_records(config.data)
+    embed = MiniLMEmbedder().embed
+    model = PRMConfig(epochs=config.epochs, seed=config.seed)
+    splits = [config.split] if train else ["task", "solution"]
+    results = [
+        train_eval(records, embed, split, test_tasks=config.test_tasks, config=model,
+                   use_rule=config.rule, seed=config.seed)
+        for split in splits
+    ]
+    if train:
+        results[0]["verifier"].save(config.out)
+    command = "prm train" if train else "prm eval"
+    return write_report(results, config.out, config={"command": command,
+                                                      **config_to_dict(config)})
