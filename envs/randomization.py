@@ -324,13 +324,13 @@ def apply_world(scene: BuiltScene, sample: WorldSample, home: np.ndarray,
     with it), sampled joints are set (their friction then holds them; spring joints
     relax from there under physics) and the arm goes to ``home`` plus its offset.
     """
-    from .scene_builder import _configure_joints
+    from .scene_builder import _configure_joints, _placement_order
 
     backend = scene.robot.backend
     config = scene.config
     poses = scene.initial_poses if nominal_poses is None else nominal_poses
     moved: dict[str, tuple[np.ndarray, float, np.ndarray]] = {}
-    for obj in _parents_first(config):
+    for obj in _placement_order(config):
         parent = obj.on or obj.inside
         if obj.name in sample.objects:
             d = sample.objects[obj.name]
@@ -361,17 +361,6 @@ def apply_world(scene: BuiltScene, sample: WorldSample, home: np.ndarray,
                                    np.array(values), np.zeros(len(names)))
         _configure_joints(backend, sobj)
     scene.robot.reset_home(np.asarray(home, float) + np.asarray(sample.robot_qpos_offset, float))
-
-
-def _parents_first(config: SceneConfig) -> list:
-    done: list = []
-    pending = list(config.objects)
-    while pending:
-        names = {o.name for o in done}
-        ready = [o for o in pending if (o.on or o.inside) in (None, *names)]
-        done += ready
-        pending = [o for o in pending if o not in ready]
-    return done
 
 
 def _goal_leaves(goal: Any) -> list[Any]:
