@@ -16,6 +16,7 @@ from pathlib import Path
 from simjudge.cli_arena import ARENA_COMMANDS, ARENA_GROUPS
 from simjudge.cli_audit import AUDIT_COMMANDS, AUDIT_GROUPS
 from simjudge.cli_configs import Command, record
+from simjudge.cli_demos import DEMOS_COMMANDS, DEMOS_GROUPS
 from simjudge.cli_judges import JUDGES_COMMANDS, JUDGES_GROUPS
 from simjudge.cli_loop import LOOP_COMMANDS, LOOP_GROUPS
 from simjudge.cli_plan import PLAN_COMMANDS, PLAN_GROUPS
@@ -211,6 +212,7 @@ GROUPS: dict[tuple[str, ...], str] = {
     **AUDIT_GROUPS,
     **ARENA_GROUPS,
     **PLAN_GROUPS,
+    **DEMOS_GROUPS,
 }
 """Command groups and their help."""
 
@@ -237,5 +239,6 @@ COMMANDS: dict[tuple[str, ...], Command] = {
     **AUDIT_COMMANDS,
     **ARENA_COMMANDS,
     **PLAN_COMMANDS,
+    **DEMOS_COMMANDS,
 }
 """Every command: its path, config class and handler."""

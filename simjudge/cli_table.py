@@ -22,6 +22,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("simjudge.cli_audit", "AUDIT_COMMANDS", "AUDIT_GROUPS"),
     ("simjudge.cli_arena", "ARENA_COMMANDS", "ARENA_GROUPS"),
     ("simjudge.cli_plan", "PLAN_COMMANDS", "PLAN_GROUPS"),
+    ("simjudge.cli_demos", "DEMOS_COMMANDS", "DEMOS_GROUPS"),
 )
 """(module, its commands' dict, its groups' dict), in the order of the command tree."""
 
@@ -85,6 +86,12 @@ COMMAND_TABLE: dict[tuple[str, ...], tuple[str, str, str]] = {
         "Validate the arena's rankings against the exhaustive simulator oracle"),
     ('plan-eval',): ('simjudge.cli_plan', 'PLAN_COMMANDS',
         "Evaluate a planner with the simulator as the world model (RoboBench's planning)"),
+    ('demos', 'record'): ('simjudge.cli_demos', 'DEMOS_COMMANDS',
+        'Record episodes of a policy on randomized tasks as a dataset (LeRobotDataset or npz)'),
+    ('demos', 'import-lerobot'): ('simjudge.cli_demos', 'DEMOS_COMMANDS',
+        "Replay a LeRobotDataset's episodes in simjudge and judge them (verified success, Φ)"),
+    ('policies', 'train-bc'): ('simjudge.cli_demos', 'DEMOS_COMMANDS',
+        'Train a behaviour-cloning policy (torch MLP on state or CNN on frames) from demos'),
 }
 """Command path -> (module, dict name, one-line help)."""
 
@@ -98,6 +105,7 @@ GROUP_TABLE: dict[tuple[str, ...], str] = {
     ('judges',): 'data and weights of learned judges',
     ('policies',): 'policies audits and the arena can run',
     ('arena',): 'double-blind pairwise A/B matches, rankings and their validation',
+    ('demos',): 'demonstration datasets: record them (LeRobotDataset or npz), import LeRobot ones',
 }
 """Group path -> its one-line help."""
 # --- end of generated part ----------------------------------------------------------------
