@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install llm demo test test-slow test-hostile test-llm lint typecheck layers bench docs clean
+.PHONY: install llm lerobot test-lerobot demo test test-slow test-hostile test-llm lint typecheck layers bench docs clean repro-replay
 
 # Debian packages: offscreen OpenGL for the MuJoCo backend's rendering (MUJOCO_GL=egl, or
 # osmesa), Chromium for the HTML report tests (a real browser; no browser downloads) and a C
@@ -42,6 +42,38 @@ $(LLM_STAMP): $(STAMP)
 	touch $(LLM_STAMP)
 
 llm: $(LLM_STAMP)
+
+# LeRobot (`make lerobot`): its own environment .venv-lerobot, apart from .venv. lerobot 0.4.4 (the
+# newest for Python 3.11) pins torch<2.11, and the CPU torch 2.13 of .venv cannot take torchvision
+# (PyPI's 0.28 fails to import beside it), which lerobot's dataset and policy modules import. So:
+# torch 2.14.1 + torchvision 0.29.1 (a CUDA build that runs on CPU, ~5.5 GB, from this machine's
+# local wheels), lerobot with --no-deps plus what its dataset, policy and training modules really
+# import, then simjudge itself (editable), so `simjudge serve lerobot:PATH` runs there. draccus
+# installs a top-level `tests` package that would shadow ours: it is removed. ~3 min, 6.2 GB.
+LR_VENV  := .venv-lerobot
+LR_STAMP := $(LR_VENV)/.installed
+LR_DEPS  := "datasets>=4,<5" "huggingface-hub>=0.34.2,<0.36" draccus==0.10.0 "einops>=0.8,<0.9" \
+	"jsonlines>=4" "deepdiff>=7,<9" "termcolor>=2.4" "av>=15,<16" "packaging>=24.2,<26" \
+	"accelerate>=1.10,<2" "diffusers>=0.27.2,<0.36" "pyserial>=3.5,<4" "imageio[ffmpeg]>=2.34"
+$(LR_STAMP): pyproject.toml setup.py
+	$(PYTHON) -m venv $(LR_VENV)
+	$(LR_VENV)/bin/pip install --quiet --upgrade pip
+	$(LR_VENV)/bin/pip install --quiet torch==2.14.1 torchvision==0.29.1
+	$(LR_VENV)/bin/pip install --quiet --no-deps lerobot==0.4.4
+	$(LR_VENV)/bin/pip install --quiet $(LR_DEPS)
+	$(LR_VENV)/bin/pip install --quiet -e ".[lerobot]"
+	rm -rf "$$($(LR_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tests"
+	HF_HUB_OFFLINE=1 $(LR_VENV)/bin/python -c "import lerobot.datasets.lerobot_dataset, \
+		lerobot.policies.act.modeling_act, lerobot.scripts.lerobot_train, simjudge.policies.lerobot_policy"
+	touch $(LR_STAMP)
+
+lerobot: $(LR_STAMP)
+
+# The tests that run LeRobot's own code (its loader and dataset writer, its trainer, ACT in
+# process and served to simjudge's main environment); in `make test` they skip without .venv-lerobot.
+test-lerobot: $(STAMP) $(LR_STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not llm" tests/demos/test_lerobot_dataset.py \
+		tests/policies/test_lerobot_policy.py
 
 # The main job on the embedded defaults: the acquisition loop with the embedded local LLM
 # (installed by the llm target) proposing solutions for a built-in task, exemplars from the
@@ -90,6 +122,13 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/env_step.py
+
+# The reproduction suite (docs/reproduction.md): re-score every paper claim from its committed
+# per-item results and replay its items from the committed LLM replay caches (repro/replay/),
+# no live model; fails if any committed number differs. CI: make repro-replay REPRO=--slice.
+REPRO ?=
+repro-replay: $(STAMP)
+	$(BIN)/python -m repro.check $(REPRO)
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache .ruff_cache .mypy_cache build/typecheck

@@ -42,6 +42,8 @@ def render() -> str:
              "generator, to update a section.", ""]
     for path in sorted(RESULTS.glob("*.json")):
         data = json.loads(path.read_text())
+        if "claim" in data:  # a paper claim (repro/): on docs/reproduction.md instead
+            continue
         if "bench" not in data:  # a result file of another shape: listed, not tabulated
             lines += [f"## {path.stem}", "", f"See `results/{path.name}`.", ""]
             continue
