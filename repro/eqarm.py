@@ -75,7 +75,7 @@ def judge_episode(judge: LLMEpisodeJudge, episode: BenchEpisode, context: Any) -
 
 def _episodes(limit: int, rollouts: Path | None, keys: set[str] | None = None
               ) -> list[tuple[BenchEpisode, str]]:
-    found = []
+    found: list[tuple[BenchEpisode | None, str]] = []
     for task in TASKS:
         if keys is not None and not any(k.startswith(f"{task}__") for k in keys):
             found += [(None, task)] * 8  # not needed: keep the positions, roll nothing
@@ -89,17 +89,23 @@ def _key(episode: BenchEpisode) -> str:
 
 
 def run(llm: str = "local", episodes: int = 64, rollouts: Path | None = None,
-        store: ItemStore | None = None, keys: set[str] | None = None) -> ItemStore:
-    """Judge every episode not stored yet (resumable); returns the store."""
+        store: ItemStore | None = None, keys: set[str] | None = None,
+        shard: tuple[int, int] = (0, 1)) -> ItemStore:
+    """Judge every episode not stored yet (resumable); returns the store.
+
+    ``shard = (k, n)``: only episodes whose index is ``k`` modulo ``n`` (``n`` processes
+    share a run without judging one episode twice).
+    """
     store = store or ItemStore(CLAIM)
     client = llm_client(llm, CLAIM, MODEL)
     judge = _judge(client)
     contexts: dict[str, Any] = {}
     envs = []
     try:
-        for episode, task in _episodes(episodes, rollouts, keys):
+        for index, (episode, task) in enumerate(_episodes(episodes, rollouts, keys)):
             key = _key(episode)
-            if store.has(key) or (keys is not None and key not in keys):
+            if (store.has(key) or (keys is not None and key not in keys)
+                    or index % shard[1] != shard[0]):
                 continue
             if task not in contexts:
                 env = make_task_env(task)
@@ -205,6 +211,10 @@ def main() -> None:
     parser.add_argument("--llm", default="local")
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--rollouts", default="runs/repro/eqarm/rollouts")
+    parser.add_argument("--shard", default="0/1", help="k/n: this process's share of episodes")
+    parser.add_argument("--since", type=float, default=None,
+                        help="epoch seconds the run started (wall time of a resumed or "
+                             "sharded run)")
     parser.add_argument("--score-only", action="store_true",
                         help="re-score the stored items (keeps the run's provenance)")
     args = parser.parse_args()
@@ -213,11 +223,15 @@ def main() -> None:
         print(rescore_claim(CLAIM, score()))
         return
     started, before = time.perf_counter(), load()
-    run(args.llm, args.episodes, Path(args.rollouts))
+    if args.since is not None:
+        started -= time.time() - args.since
+    k, n = (int(x) for x in args.shard.split("/"))
+    run(args.llm, args.episodes, Path(args.rollouts), shard=(k, n))
     settings = {"model": MODEL, "llm": args.llm, "episodes": args.episodes, "tasks": list(TASKS),
                 "rollout_seed": ROLLOUT_SEED, "ks": list(KS), "temperature": TEMPERATURE,
                 "max_tokens": MAX_TOKENS, "json_mode": True, "aggregate": "mean",
-                "success_at": SUCCESS_AT, "command": f"python -m repro.eqarm --llm {args.llm}"}
+                "success_at": SUCCESS_AT, "shards": n, "threads_per_process": 1,
+                "command": f"python -m repro.eqarm --llm {args.llm}"}
     print(write_claim(CLAIM, score(), settings=settings, started=started, load_before=before))
 
 

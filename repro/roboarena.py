@@ -248,6 +248,12 @@ def _swapped(comparisons: Sequence[Comparison], oracle: dict[str, float]) -> lis
             if (theta[a] - theta[b]) * (oracle[a] - oracle[b]) < 0]
 
 
+def _ahead(s: dict[str, Any]) -> bool:
+    """Whether Davidson's τ beats PROG's and success-only's at every budget."""
+    return all(s[f"davidson_tau@{b}"] > max(s[f"prog_tau@{b}"], s[f"success-only_tau@{b}"])
+               for b in BUDGETS if f"davidson_tau@{b}" in s)
+
+
 def _notes(s: dict[str, Any], converge: dict[str, int | None], fewer: bool, n: int,
            p: int, swapped: list[str]) -> str:
     def f(key: str) -> str:
@@ -262,8 +268,9 @@ def _notes(s: dict[str, Any], converge: dict[str, int | None], fewer: bool, n: i
             "oracle's way. " if swapped else "")
     return (f"{p} policies (the graded zoo), {len(TASKS)} tasks, pool of {n} matches (oracle "
             f"evaluator). τ@100: Davidson {f('davidson_tau@100')}, PROG {f('prog_tau@100')}, "
-            f"success-only {f('success-only_tau@100')}: preferences rank better than mean "
-            "progress and than success alone at every budget. Mean τ reaches 0.9 and stays "
+            f"success-only {f('success-only_tau@100')}: preferences rank "
+            f"{'better' if _ahead(s) else 'NOT always better'} than mean progress and than "
+            "success alone at every budget. Mean τ reaches 0.9 and stays "
             f"from {converge['active']} comparisons with active selection vs "
             f"{converge['uniform']} with uniform pairs: active selection "
             f"{'converges in fewer' if fewer else 'does NOT converge in fewer'} comparisons. "

@@ -76,3 +76,23 @@ def test_committed_claim_rescores_exactly(claim):
 
 def test_the_reproduction_page_is_generated_from_the_result_files():
     assert PAGE.read_text() == render(), "docs/reproduction.md is out of date: python -m repro.page"
+
+
+def test_eqarm_scores_nested_prefixes_of_one_sample_set(tmp_path):
+    from repro.common import ItemStore
+    from repro.eqarm import KS, score
+
+    store = ItemStore("eqarm", root=tmp_path)
+    for i in range(10):  # first sample 6 points off, the other 15 right: pooling helps
+        gt = 10.0 if i % 2 else 2.0
+        first = gt - 6.0 if i % 2 else gt + 6.0
+        store.put(f"t__p__{i}", {"id": str(i), "task": "t", "policy": "p", "seed": i,
+                                 "success": bool(i % 2), "final_phi": 1.0, "gt": gt,
+                                 "samples": [first] + [gt] * 14 + [None], "format_ok": []})
+    result = score(tmp_path)
+    s = result["simjudge"]
+    assert s["acc@2_k1"] == 0.0 and s["acc@2_k16"] == 100.0 and s["acc@2_gain"] == 100.0
+    assert s["success_acc_k16"] == 100.0 and s["success_acc_k1"] == 0.0
+    assert s["rmse_k1"] == 6.0 and s["rmse_k2"] == 3.0
+    assert result["reproduced"] == "yes" and result["n"]["acc@2_k4"] == 10
+    assert [k for k in KS] == [1, 2, 4, 8, 16]
