@@ -38,7 +38,9 @@ from simjudge.tasks.spec import derive_goal
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "goal_reading"
 RESULTS = ROOT / "results" / "goal_reading.json"
-SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "all": ("dev", "heldout")}
+SPLITS = {"dev": ("dev",), "heldout": ("heldout",), "all": ("dev", "heldout"),
+          "paraphrases": ("paraphrases",)}
+LLM_CACHE = FIXTURES / "llm_cache"
 
 
 def load_items(split: str) -> list[dict[str, Any]]:
@@ -141,43 +143,100 @@ def _save(split: str, numbers: dict[str, Any], settings: dict[str, Any]) -> None
     RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def llm_readers(spec: str, k: int, cache: str | None, mode: str | None
+                ) -> tuple[Any, Any]:
+    """The ``llm`` and ``both`` readers over one :class:`LLMGoalReader` (each item read once)."""
+    from simjudge.llm import make_client
+    from simjudge.pipelines.goal_llm import LLMGoalReader, read_goal
+
+    reader = LLMGoalReader(make_client(spec, cache_dir=cache, mode=mode), k=k)
+    memo: dict[str, Any] = {}
+
+    class _Once:  # the LLM's derivation of an item, computed once for llm and both
+        def derive(self, name: str, description: str, asset: str, object_name: Any = None):
+            key = f"{name}\n{description}\n{asset}"
+            if key not in memo:
+                memo[key] = reader.derive(name, description, asset, object_name)
+            return memo[key]
+
+    once = _Once()
+
+    def llm(item: dict[str, Any]) -> tuple[Any, str]:
+        d = once.derive(item["task"], item["description"], item["object"])
+        return d.goal, "; ".join(d.ambiguities or d.reasons)
+
+    def both(item: dict[str, Any]) -> tuple[Any, str]:
+        d = read_goal("both", item["task"], item["description"], item["object"],
+                      llm=once)  # type: ignore[arg-type]
+        return d.goal, "; ".join(d.ambiguities or d.reasons)
+
+    return llm, both
+
+
+def _table(name: str, numbers: dict[str, Any]) -> None:
+    print(f"reader {name}")
+    print(f"{'class':22} {'items':>5} {'given':>5} {'right':>5} {'deriv':>5} "
+          f"{'precision':>9} {'coverage':>8}")
+    for cls, r in [*numbers["classes"].items(), ("overall", numbers["overall"])]:
+        print(f"{cls:22} {r['items']:5d} {r['goals_given']:5d} {r['right_goals']:5d} "
+              f"{r['derivable']:5d} {_fmt(r['precision']):>9} {_fmt(r['coverage']):>8}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the bench; print the table and the last three ``<reader> ...`` lines."""
+    """Run the bench; print the tables and the last three ``<reader> ...`` lines."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=sorted(SPLITS), default="dev")
     parser.add_argument("--show", action="store_true",
-                        help="print every item the reader got wrong (dev only)")
+                        help="print every item a reader got wrong (not for the held-out split)")
     parser.add_argument("--no-save", action="store_true", help="do not write the results file")
+    parser.add_argument("--llm", default=None,
+                        help="run the llm and both readers with this model "
+                             "(llamacpp:qwen2.5-coder-1.5b, openai:MODEL)")
+    parser.add_argument("--k", type=int, default=3, help="samples of the LLM reader")
+    parser.add_argument("--cache", default=str(LLM_CACHE),
+                        help="replay cache of the LLM exchanges (committed)")
+    parser.add_argument("--replay", action="store_true",
+                        help="serve every exchange from the cache (no model; a miss fails)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="first N items only (a slice; not saved)")
     args = parser.parse_args(argv)
-    if args.show and args.split != "dev":
-        parser.error("--show prints items: only for the dev split (the held-out items stay "
-                     "out of sight)")
-    items = load_items(args.split)
-    numbers, rows = score(items, rule_reader)
-    print(f"split {args.split}: {len(items)} items; reader rule")
-    print(f"{'class':22} {'items':>5} {'given':>5} {'right':>5} {'deriv':>5} "
-          f"{'precision':>9} {'coverage':>8}")
-    for name, r in [*numbers["classes"].items(), ("overall", numbers["overall"])]:
-        print(f"{name:22} {r['items']:5d} {r['goals_given']:5d} {r['right_goals']:5d} "
-              f"{r['derivable']:5d} {_fmt(r['precision']):>9} {_fmt(r['coverage']):>8}")
-    if args.show:
-        for row in rows:
-            wrong = row["outcome"] in ("wrong_goal", "error") or (
-                row["outcome"] == "refused" and row["expect"] == "goal")
-            if wrong:
-                print(f"\n{row['id']} [{row['outcome']}] {row['detail']}\n  goal: {row['goal']}"
-                      f"\n  reason: {row['reason'][:400]}")
-    missing = llm_available()
-    settings = {"readers": ["rule"] if missing else ["rule", "llm", "both"],
-                "llm": missing or "qwen2.5-coder-1.5b"}
-    if not args.no_save:
-        _save(args.split, {"rule": numbers, "llm": None if missing else "not implemented"},
-              settings)
-    overall = numbers["overall"]
-    print(f"rule precision: {_fmt(overall['precision'])} coverage: {_fmt(overall['coverage'])}")
-    why = f"not run (no model: {missing})" if missing else "not run (no LLM reader yet)"
-    print(f"llm {why}")
-    print(f"both {why}")
+    if args.show and args.split == "heldout":
+        parser.error("--show prints items: not for the held-out split (its items stay out "
+                     "of sight)")
+    items = load_items(args.split)[: args.limit]
+    readers: dict[str, Any] = {"rule": rule_reader}
+    missing = None
+    if args.llm:
+        missing = None if args.replay else llm_available()
+        if missing is None:
+            readers["llm"], readers["both"] = llm_readers(
+                args.llm, args.k, args.cache, "replay" if args.replay else "auto")
+    print(f"split {args.split}: {len(items)} items; readers {', '.join(readers)}")
+    results: dict[str, Any] = {}
+    for name, reader in readers.items():
+        numbers, rows = score(items, reader)
+        results[name] = numbers
+        _table(name, numbers)
+        if args.show:
+            for row in rows:
+                wrong = row["outcome"] in ("wrong_goal", "error") or (
+                    row["outcome"] == "refused" and row["expect"] == "goal")
+                if wrong:
+                    print(f"\n{row['id']} [{row['outcome']}] {row['detail']}\n  goal: "
+                          f"{row['goal']}\n  reason: {row['reason'][:400]}")
+    settings = {"readers": list(readers), "llm": args.llm if "llm" in readers else None,
+                "k": args.k if "llm" in readers else None, "items": len(items)}
+    if missing:
+        settings["llm_missing"] = missing
+    if not args.no_save and args.limit is None:
+        _save(args.split, {r: results.get(r) for r in ("rule", "llm", "both")}, settings)
+    for name in ("rule", "llm", "both"):
+        if name in results:
+            o = results[name]["overall"]
+            print(f"{name} precision: {_fmt(o['precision'])} coverage: {_fmt(o['coverage'])}")
+        else:
+            why = (f"no model: {missing}" if missing else "no --llm given")
+            print(f"{name} not run ({why})")
     return 0
 
 

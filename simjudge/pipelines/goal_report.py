@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from simjudge.tasks.spec import (
     GoalDerivation,
@@ -53,6 +53,12 @@ class GoalConfig:
         evaluate: A JSON file with a list of probe states ``{"initial": {...}, "final":
             {...}, "max": {...}}`` (the asset's joint names -> fractions of the joint's
             range) to evaluate the derived goal on: one ``{"holds", "start_ok"}`` each.
+        goal_reader: ``rule`` (the rule reader), ``llm`` (an LLM writes the goal; K samples
+            must agree) or ``both`` (a goal only when the two agree, else refused with both
+            readings); a built-in task's reference goal always wins.
+        llm: The LLM of ``--goal-reader llm|both`` (``llamacpp:qwen2.5-coder-1.5b``,
+            ``openai:MODEL``; none: ``$SIMJUDGE_LLM`` or the embedded default).
+        goal_samples: Samples K of the LLM reader (a strict majority must agree).
     """
 
     task: str = option(positional=True)
@@ -60,6 +66,9 @@ class GoalConfig:
     description: str | None = None
     json: bool = False
     evaluate: str | None = None
+    goal_reader: Literal["rule", "llm", "both"] = "rule"
+    llm: str | None = None
+    goal_samples: int = 3
 
 
 def _builtin(config: GoalConfig) -> TaskSpec | None:
@@ -98,7 +107,16 @@ def goal_report(config: GoalConfig) -> dict[str, Any]:
             "give the object with --object ASSET (see `simjudge assets list`)"
         )
     description = config.description or ""
-    derivation = derive_goal(config.task, description, config.object)
+    if config.goal_reader == "rule":
+        derivation = derive_goal(config.task, description, config.object)
+    else:
+        from simjudge.llm import make_client
+
+        from .goal_llm import LLMGoalReader, read_goal
+
+        reader = LLMGoalReader(make_client(config.llm), k=config.goal_samples)
+        derivation = read_goal(config.goal_reader, config.task, description, config.object,
+                               llm=reader)
     report = _report(config.task, config.object, description or config.task, derivation)
     return _with_evaluations(report, config, config.object)
 
