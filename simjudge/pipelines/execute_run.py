@@ -47,7 +47,7 @@ def run_execute(config: ExecuteConfig, *,
     solution, goal = load_for_execute(config.solution)
     card = execute_card(config, solution, goal)
     show(card_text(card))
-    if config.goal:
+    if config.goal or solution.goal is not None:
         from simjudge.tasks.spec import TaskGoal
 
         from .components import repair_start
@@ -85,6 +85,8 @@ def execute_card(config: ExecuteConfig, solution: Any, goal: Any) -> dict[str, A
 
     if config.goal:
         return goal_card(None, load_written_goal(config.goal, solution.task))
+    if solution.goal is not None:  # written in the solution file
+        return goal_card(None, solution.goal)
     if not isinstance(goal, str):  # converted from RoboGen: its goal was derived
         return goal_card(robogen_goal(solution))
     try:

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from simjudge.envs.errors import SimjudgeError
 from simjudge.envs.scene import SceneConfig, _format_validation_error
 
+from .goal import TaskGoal
+
 __all__ = [
     "ACTION_SPACES",
     "COMPOSED_SOLUTIONS_DIR",
@@ -101,6 +103,9 @@ class Solution(BaseModel):
         scene: Scene configuration.
         subtasks: Ordered subtasks; each starts from the previous one's end state.
         provenance: Where it came from (proposer, model, temperature, seed, exemplars).
+        goal: The goal the run is verified against, written in the goal language
+            (:class:`~simjudge.tasks.spec.TaskGoal`, docs/goals.md): it wins over any goal
+            derived from the words or the built-in task's; ``execute --goal`` wins over it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -110,6 +115,7 @@ class Solution(BaseModel):
     scene: SceneConfig
     subtasks: tuple[Subtask, ...] = Field(min_length=1)
     provenance: dict[str, Any] = Field(default_factory=dict)
+    goal: TaskGoal | None = None
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> Solution:
@@ -135,6 +141,8 @@ class Solution(BaseModel):
     def to_yaml(self) -> str:
         """YAML text that :meth:`from_yaml` reads back."""
         data = self.model_dump(mode="json", by_alias=True)
+        if data.get("goal") is None:  # a solution without a written goal reads as before
+            data.pop("goal", None)
         return yaml.dump(data, Dumper=_ReadableDumper, sort_keys=False, width=100)
 
     def prefix(self, k: int) -> Solution:

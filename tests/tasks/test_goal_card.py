@@ -68,3 +68,44 @@ def test_execute_records_the_card_of_a_built_in_task(capsys, tmp_path):
     printed = capsys.readouterr().out
     assert "goal (the built-in task's reference goal)" in printed
     assert json.loads((out / "summary.json").read_text())["goal"]["status"] == "reference"
+
+
+def _drawer_goal(direction: str) -> dict:
+    low, high = (0.0, 0.1) if direction == "close" else (0.6, 1.0)
+    return {"targets": [{"kind": "joint", "object": "StorageFurniture", "joint": "joint_0",
+                         "part": "link_0", "link": "link_1", "low": low, "high": high,
+                         "direction": direction}]}
+
+
+def test_a_goal_written_in_the_solution_file_is_what_execute_verifies(capsys, tmp_path):
+    import yaml
+
+    from simjudge.tasks.spec import LIBRARY_DIR, Solution
+
+    data = yaml.safe_load((LIBRARY_DIR / "solutions" / "OpenDrawer-v0.yaml").read_text())
+    data["goal"] = _drawer_goal("close")  # the file asks for the opposite of what it does
+    solution = tmp_path / "sol.yaml"
+    solution.write_text(Solution.parse(data).to_yaml())
+    assert "goal:" in solution.read_text() and Solution.from_yaml(solution).goal is not None
+    out = tmp_path / "exec"
+    main(["execute", str(solution), "--reward-solver", "mpc", "--no-video", "--out", str(out)])
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["goal"]["status"] == "written" and "written" in printed
+    assert summary["goal"]["goal"]["targets"][0]["direction"] == "close"
+    assert summary["verified_success"] is False  # it opened the drawer; the file's goal: closed
+    # --goal on the command line wins over the file's goal
+    out2 = tmp_path / "exec2"
+    main(["execute", str(solution), "--reward-solver", "mpc", "--no-video", "--out", str(out2),
+          "--goal", json.dumps(_drawer_goal("open"))])
+    capsys.readouterr()
+    summary2 = json.loads((out2 / "summary.json").read_text())
+    assert summary2["goal"]["goal"]["targets"][0]["direction"] == "open"
+    assert summary2["verified_success"] is True
+
+
+def test_a_solution_without_a_goal_writes_no_goal_key():
+    from simjudge.tasks.spec import LIBRARY_DIR, Solution
+
+    solution = Solution.from_yaml(LIBRARY_DIR / "solutions" / "OpenDrawer-v0.yaml")
+    assert solution.goal is None and "goal:" not in solution.to_yaml()
