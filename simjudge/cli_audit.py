@@ -89,17 +89,31 @@ def _serve(config: ServeConfig) -> int:
 
 def _policies(config: PoliciesListConfig) -> int:
     from simjudge.policies import registered_policies
+    from simjudge.policies.zoo import zoo_entries
 
     names = registered_policies()
     forms = {"sb3:PATH.zip": "a stable-baselines3 checkpoint",
+             "bc:PATH.npz": "a behaviour-cloning policy (simjudge policies train-bc)",
+             "zoo:NAME": "a policy of the shipped zoo (listed below)",
+             "lerobot:PATH": "a LeRobot checkpoint (pretrained_model folder; runs in .venv-lerobot)",
              "module:function": "any importable callable f(obs) -> action (or a Policy class)",
              "remote:ws://HOST:PORT": "a RoboArena/openpi WebSocket policy server",
              "skill:ID[,root=DIR]": "a skill-library skill replayed as joint positions"}
+    zoo = zoo_entries()
     if config.json:
-        print(json.dumps({"registered": names, "forms": forms}, indent=1))
+        print(json.dumps({"registered": names, "forms": forms, "zoo": zoo}, indent=1))
         return 0
     for name, summary in {**names, **forms}.items():
         print(f"{name:<24}{summary}")
+    print("\nzoo (spec zoo:NAME; success: verified, over held-out randomized seeds by simjudge audit)")
+    for name, entry in zoo.items():
+        measured, prov = entry.get("measured", {}), entry.get("provenance", {})
+        rate = measured.get("success")
+        print(f"  zoo:{name:<28}{entry['task']:<19}success "
+              f"{'?' if rate is None else f'{rate:.2f}'} over {measured.get('seeds', '?')} seeds; "
+              f"{prov.get('episodes')} demos / {prov.get('frames')} frames, seed {prov.get('seed')}, "
+              f"{prov.get('seconds')} s to train, sha256 {entry['sha256'][:12]}")
+        print(f"      {prov.get('command')}")
     return 0
 
 

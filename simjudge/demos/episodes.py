@@ -93,7 +93,7 @@ class Episode:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        arrays = {"state": self.state, "environment_state": self.environment_state,
+        arrays: dict[str, Any] = {"state": self.state, "environment_state": self.environment_state,
                   "actions": self.actions, "progress": self.progress, "next_success": self.next_success}
         if self.images is not None:
             arrays["images"] = self.images
@@ -203,7 +203,8 @@ def replay_actions(task: str, seed: int, actions: np.ndarray) -> tuple[bool, lis
         _, info = env.reset(seed=int(seed))
         phis = [float(info.get("progress", 0.0))]
         success = bool(info.get("success", False))
-        with env.unwrapped.using_action_mode("delta_ee"):
+        base: Any = env.unwrapped
+        with base.using_action_mode("delta_ee"):
             for action in np.asarray(actions, dtype=np.float32):
                 _, _, terminated, truncated, info = env.step(action)
                 phis.append(float(info.get("progress", 0.0)))

@@ -78,7 +78,7 @@ def check_action_space(data: LeRobotData, task: str) -> None:
                               "a replayable dataset records each frame's action")
     env = make_task_env(task)
     try:
-        env_shape = tuple(int(n) for n in env.action_space.shape)
+        env_shape = tuple(int(n) for n in (env.action_space.shape or ()))
     finally:
         env.close()
     shape = tuple(int(n) for n in ft.get("shape", ()))
@@ -107,7 +107,7 @@ def _episode_tasks(data: LeRobotData, config: DemosImportConfig) -> list[str]:
     metas = data.simjudge.get("episodes") or []
     if len(metas) == len(data.episodes):
         return [str(m["task"]) for m in metas]
-    by_text = {}
+    by_text: dict[str, str] = {}
     for tid in builtin_ids():
         spec = load_task(tid)
         by_text.setdefault(spec.description or spec.name, tid)
@@ -128,7 +128,7 @@ def run_import(config: DemosImportConfig, *, log: Callable[[str], None] | None =
     metas = data.simjudge.get("episodes") or []
     keys = ["action"] + (["next.success"] if "next.success" in data.features else [])
     cols = data.columns(keys)
-    rows = []
+    rows: list[dict[str, Any]] = []
     slices = data.episode_slices()
     count = len(slices) if config.episodes <= 0 else min(config.episodes, len(slices))
     for i in range(count):

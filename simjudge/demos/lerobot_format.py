@@ -54,8 +54,8 @@ class DemoFormatError(SimjudgeError, ValueError):
 
 def _pa() -> Any:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError as exc:  # pragma: no cover - pyarrow ships with the lerobot extra
         raise DemoFormatError("LeRobot datasets need pyarrow: pip install 'simjudge[lerobot]'") from exc
     return pa, pq
@@ -173,7 +173,7 @@ def write_lerobot(root: str | Path, episodes: Sequence[Episode], *, fps: float,
             frame_cols[IMAGE_KEY].extend({"bytes": _png(f), "path": None} for f in ep.images)
             stats[IMAGE_KEY] = _stats(ep.images, image=True)
         idx = np.arange(ep.length)
-        extra = {"timestamp": (idx / fps).astype(np.float32), "frame_index": idx,
+        extra: dict[str, np.ndarray] = {"timestamp": (idx / fps).astype(np.float32), "frame_index": idx,
                  "episode_index": np.full(ep.length, e), "index": start + idx,
                  "task_index": np.full(ep.length, task_index[ep.prompt])}
         for key, value in extra.items():

@@ -57,11 +57,16 @@ class TrainBCConfig:
 
 
 def _command(config: TrainBCConfig) -> str:
-    args = ["simjudge", "policies", "train-bc", "--demos", config.demos, "--kind", config.kind,
-            "--episodes", str(config.episodes), "--out", config.out, "--steps", str(config.steps),
-            "--seed", str(config.seed)]
-    if config.task:
-        args += ["--task", config.task]
+    """The command line that trains ``config`` (options at their defaults left out)."""
+    import dataclasses
+
+    args = ["simjudge", "policies", "train-bc"]
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        always = f.name in ("demos", "kind", "episodes", "task", "out")
+        if value is None or (not always and value == f.default):
+            continue
+        args += [f"--{f.name.replace('_', '-')}", str(value)]
     return shlex.join(args)
 
 

@@ -6,6 +6,11 @@ Spec forms (the same on ``--policy NAME=SPEC`` of ``simjudge audit`` and ``arena
   ``oracle`` (= ``scripted``), ``oracle-noisy``, ``oracle-delay``,
   ``oracle-early-release``, ``oracle-wrong-target``, ``reach-only``, ``random``, ``zero``.
 * ``sb3:PATH.zip``: a stable-baselines3 checkpoint.
+* ``bc:PATH.npz``: a behaviour-cloning policy (``simjudge policies train-bc``;
+  :mod:`~simjudge.policies.bc`).
+* ``zoo:NAME``: a policy of the shipped zoo (``simjudge policies list``;
+  :mod:`~simjudge.policies.zoo`).
+* ``lerobot:PATH``: a LeRobot policy checkpoint (:mod:`~simjudge.policies.lerobot_policy`).
 * ``skill:ID[,root=DIR]``: a skill-library skill replayed as joint-position actions
   (:mod:`~simjudge.policies.replay`).
 * ``executor[:SOLUTION][,reward_solver=mpc]``: the subtask executor's plan for a solution
@@ -42,13 +47,14 @@ __all__ = ["POLICIES", "check_policy_spec", "make_policy", "parse_policy_spec", 
 
 POLICIES: Registry[Policy] = Registry(
     "policy", plural="policies", error=PolicyError,
-    hint=", or use sb3:PATH.zip, remote:ws://HOST:PORT, module:function")
+    hint=", or use sb3:PATH.zip, bc:PATH.npz, zoo:NAME, lerobot:PATH, remote:ws://HOST:PORT, "
+         "module:function")
 """The policies by name (:class:`simjudge.envs.registry.Registry`; plugins: entry-point group
 ``simjudge.policies``)."""
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _POSITIONAL = {"skill": "skill", "executor": "solution"}
 """Spec names whose first parameter may be given bare (``skill:ID``, ``executor:PATH``)."""
-_PREFIXES = ("sb3", "remote", "skill")
+_PREFIXES = ("sb3", "remote", "skill", "bc", "zoo", "lerobot")
 """Spec prefixes that take an argument (``sb3:PATH.zip``, ``remote:URL``, ``skill:ID``)."""
 
 
@@ -154,6 +160,8 @@ def make_policy(spec: str) -> Policy:
         from .sb3 import SB3Policy
 
         return _with_spec(SB3Policy(rest), spec)
+    if head in ("bc", "zoo", "lerobot"):
+        return _with_spec(_learned(head, rest), spec)
     if head == "skill":
         _, params = parse_policy_spec(spec)
         try:
@@ -169,6 +177,24 @@ def make_policy(spec: str) -> Policy:
     except TypeError as exc:
         raise PolicyError(f"policy spec {spec!r}: {exc}") from exc
     return _with_spec(policy, spec)
+
+
+def _learned(head: str, rest: str) -> Policy:
+    """A ``bc:PATH``, ``zoo:NAME`` or ``lerobot:PATH`` policy."""
+    if not rest.strip():
+        raise PolicyError(f"policy spec {head}: needs its argument: {head}:"
+                          f"{'NAME (simjudge policies list)' if head == 'zoo' else 'PATH'}")
+    if head == "bc":
+        from .bc import BCPolicy
+
+        return BCPolicy(rest.strip())
+    if head == "zoo":
+        from .zoo import zoo_policy
+
+        return zoo_policy(rest.strip())
+    from .lerobot_policy import make_lerobot_policy
+
+    return make_lerobot_policy(rest.strip())
 
 
 def _oracle(variant: str, name: str, **defaults: Any) -> Callable[..., Policy]:
