@@ -136,7 +136,7 @@ class BCPolicy:
         self.path = Path(path)
         self.network, self.meta = load_bc(self.path)
         kind = self.meta["kind"]
-        size = int(self.meta.get("image_size", 64))
+        size = int(self.meta.get("image_size") or 64)  # an MLP has none: any size a server may state
         self._info = PolicyInfo(
             name=name, spec=f"bc:{self.path}", action_space="delta-translation",
             observation_needs=("exterior_image",) if kind == "cnn" else (),

@@ -21,6 +21,8 @@ from simjudge.policies.zoo import ZOO_DIR, tree_sha256, zoo_entries, zoo_path
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = zoo_entries()
+# openpi-client 0.1.2 calls websockets' connect() without a context manager
+pytestmark = pytest.mark.filterwarnings("ignore:connect\\(\\) must be used as a context manager")
 BC = sorted(name for name, e in ENTRIES.items() if e["kind"] == "bc")
 
 
@@ -104,3 +106,22 @@ def test_policies_list_shows_the_zoo_with_provenance() -> None:
     assert "zoo:bc-mlp-PressButton-10" in out and "simjudge policies train-bc --demos runs/demos/oracle" in out
     entry = ENTRIES["bc-mlp-PressButton-10"]
     assert f"sha256 {entry['sha256'][:12]}" in out and f"over {entry['measured']['seeds']} seeds" in out
+
+
+def test_a_zoo_policy_served_runs_as_it_does_in_process() -> None:
+    from simjudge.policies import run_episode
+    from simjudge.policies.server import PolicyServer
+    from simjudge.tasks.spec import make_task_env
+
+    server = PolicyServer(make_policy("zoo:bc-mlp-CloseDoor-3"), port=0).start()
+    env = make_task_env("CloseDoor-v0")
+    try:
+        remote = make_policy(f"remote:{server.url}")  # checks the served metadata (image size too)
+        served = run_episode(env, remote, seed=3)
+        remote.close()
+        local = run_episode(env, make_policy("zoo:bc-mlp-CloseDoor-3"), seed=3)
+    finally:
+        env.close()
+        server.stop()
+    assert served.steps == local.steps and served.success == local.success
+    np.testing.assert_allclose(served.progress, local.progress)
