@@ -38,7 +38,24 @@ _SYSTEM = ("You write robot task descriptions. Given the exact goal of a task on
            "everything the goal says: which part (by what it is and where: left/right, top/"
            "bottom, front/back), how far (fully, halfway, a quarter, 45 degrees, 10 cm, "
            "slightly), parts that must stay where they are, and how the task starts. Never "
-           "use joint or link names or the word 'fraction'. Reply with the sentences only.")
+           "use joint or link names, numbers of the range or the word 'fraction': say amounts "
+           "as people do. Reply with the sentences only.")
+
+_EXAMPLES = (  # written for this prompt; not items of the goal-reading set
+    ("Object: a Cabinet.\nGoal:\nthe top drawer (30 cm of travel) must end at ≥ 0.78 of its "
+     "range (open; opening), starting from 0.00.", "Pull the top drawer open."),
+    ("Object: a Wardrobe.\nGoal:\nAll of these must hold at the end:\n1. the right door (90 "
+     "degrees of travel) must end between 0.40 and 0.60 of its range (45 degrees; opening), "
+     "starting from 0.00\n2. the left door (90 degrees of travel) must end within 0.10 of where "
+     "it started", "Swing the right door open 45 degrees and keep the left door where it is."),
+    ("Object: a Box.\nGoal:\nAll of these must hold at the end:\n1. the lid (100 degrees of "
+     "travel) must end at ≤ 0.10 of its range (close; closing), starting from 0.70\n2. the lid "
+     "(100 degrees of travel) starts between 0.50 and 1.00 of its range",
+     "The box lid is standing open. Shut it."),
+    ("Object: a Radio.\nGoal:\nthe knob (360 degrees of travel) must end 0.05-0.35 up from its "
+     "start of its range (slightly; turning), starting from 0.00.",
+     "Give the radio's knob a small turn."),
+)
 
 
 _ORDINAL = ("first", "second", "third", "fourth", "fifth", "sixth")
@@ -87,7 +104,7 @@ def goal_in_words(goal: Any, asset: str) -> str:
         named = (f"{p.semantic} {where}" if "from" in where or "middle" in where
                  else f"{where} {p.semantic}").strip()
         name = f"the {named} ({span})"
-        text = re.sub(rf"\b\w+ {p.joint} \([^)]*\)", name, text)
+        text = re.sub(rf"\b\w+ {p.joint}\b(?: \([^)]*\))?", name, text)
         text = re.sub(rf"\b{p.joint}\b", name, text)
     return (text + "\n(Positions are fractions of each part's travel: 0 = closed / at rest, "
             "1 = fully open.)")
@@ -141,8 +158,10 @@ def main(argv: list[str] | None = None) -> int:
 
         tree, _ = _entry_for(item["object"])
         category = tree.category if tree is not None else item["object"]
-        messages = [{"role": "system", "content": _SYSTEM},
-                    {"role": "user", "content": f"Object: a {category}.\nGoal:\n{words}"}]
+        messages = [{"role": "system", "content": _SYSTEM}]
+        for ask, answer in _EXAMPLES:
+            messages += [{"role": "user", "content": ask}, {"role": "assistant", "content": answer}]
+        messages.append({"role": "user", "content": f"Object: a {category}.\nGoal:\n{words}"})
         text = client.complete(messages, temperature=0.0, max_tokens=120, seed=0).text
         text = " ".join(text.strip().strip('"').split())
         row = {"id": f"para-{i:03d}", "source": item["id"], "class": item["class"],

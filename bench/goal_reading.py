@@ -143,6 +143,12 @@ def _save(split: str, numbers: dict[str, Any], settings: dict[str, Any]) -> None
     RESULTS.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
+def _review() -> dict[str, Any]:
+    """The hand review of the paraphrases (``paraphrases_review.json``): faithful or not."""
+    path = FIXTURES / "paraphrases_review.json"
+    return json.loads(path.read_text())["items"] if path.exists() else {}
+
+
 def llm_readers(spec: str, k: int, cache: str | None, mode: str | None
                 ) -> tuple[Any, Any]:
     """The ``llm`` and ``both`` readers over one :class:`LLMGoalReader` (each item read once)."""
@@ -213,10 +219,20 @@ def main(argv: list[str] | None = None) -> int:
                 args.llm, args.k, args.cache, "replay" if args.replay else "auto")
     print(f"split {args.split}: {len(items)} items; readers {', '.join(readers)}")
     results: dict[str, Any] = {}
+    review = _review() if args.split == "paraphrases" else {}
     for name, reader in readers.items():
         numbers, rows = score(items, reader)
+        if review:  # the paraphrases the hand review found faithful, apart
+            kept = [r for r in rows if review.get(r["id"], {}).get("faithful")]
+            numbers["faithful"] = _rates(kept)
+            numbers["unfaithful_items"] = len(rows) - len(kept)
         results[name] = numbers
         _table(name, numbers)
+        if review:
+            f = numbers["faithful"]
+            print(f"{'faithful only':22} {f['items']:5d} {f['goals_given']:5d} "
+                  f"{f['right_goals']:5d} {f['derivable']:5d} {_fmt(f['precision']):>9} "
+                  f"{_fmt(f['coverage']):>8}")
         if args.show:
             for row in rows:
                 wrong = row["outcome"] in ("wrong_goal", "error") or (
