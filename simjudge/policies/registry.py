@@ -118,7 +118,9 @@ def check_policy_spec(spec: str) -> None:
     """Raise :class:`PolicyError` now for a registered-name spec that cannot be built.
 
     Cheap (nothing is loaded or connected): a ``remote:`` spec's URL and options are
-    checked here; ``sb3:`` and ``module:function`` specs when the policy is made.
+    checked here, a ``zoo:`` name and its weights' SHA-256, that a ``bc:`` file and a
+    ``lerobot:`` checkpoint's ``config.json`` exist; ``sb3:`` and ``module:function`` specs
+    when the policy is made.
     """
     spec = str(spec).strip()
     head, _, rest = spec.partition(":")
@@ -126,6 +128,9 @@ def check_policy_spec(spec: str) -> None:
         from .remote import check_remote_spec
 
         check_remote_spec(rest if head == "remote" else spec)
+        return
+    if head in ("bc", "zoo", "lerobot"):
+        _check_learned(head, rest.strip())
         return
     if head in _PREFIXES:
         return
@@ -179,11 +184,28 @@ def make_policy(spec: str) -> Policy:
     return _with_spec(policy, spec)
 
 
-def _learned(head: str, rest: str) -> Policy:
-    """A ``bc:PATH``, ``zoo:NAME`` or ``lerobot:PATH`` policy."""
-    if not rest.strip():
+def _check_learned(head: str, rest: str) -> None:
+    """The cheap part of :func:`_learned`: the zoo name, the files exist."""
+    from pathlib import Path
+
+    if not rest:
         raise PolicyError(f"policy spec {head}: needs its argument: {head}:"
                           f"{'NAME (simjudge policies list)' if head == 'zoo' else 'PATH'}")
+    if head == "zoo":
+        from .zoo import zoo_path
+
+        zoo_path(rest)
+    elif head == "bc" and not Path(rest).is_file():
+        raise PolicyError(f"BC weights {rest} do not exist; train them with `simjudge policies train-bc "
+                          f"--demos DIR --out {rest}` or use a zoo policy (`simjudge policies list`)")
+    elif head == "lerobot" and not (Path(rest) / "config.json").is_file():
+        raise PolicyError(f"lerobot:{rest}: no config.json there; give the pretrained_model folder of a "
+                          "lerobot-train checkpoint (outputs/.../checkpoints/last/pretrained_model)")
+
+
+def _learned(head: str, rest: str) -> Policy:
+    """A ``bc:PATH``, ``zoo:NAME`` or ``lerobot:PATH`` policy."""
+    _check_learned(head, rest.strip())
     if head == "bc":
         from .bc import BCPolicy
 

@@ -125,3 +125,13 @@ def test_a_zoo_policy_served_runs_as_it_does_in_process() -> None:
         server.stop()
     assert served.steps == local.steps and served.success == local.success
     np.testing.assert_allclose(served.progress, local.progress)
+
+
+def test_learned_specs_are_checked_before_an_audit_starts(tmp_path: Path) -> None:
+    from simjudge.policies.registry import check_policy_spec
+
+    check_policy_spec("zoo:bc-mlp-PressButton-10")  # nothing loaded: the name and its SHA-256
+    for spec, words in (("zoo:nope", "no zoo policy 'nope'"), ("zoo:", "needs its argument"),
+                        (f"bc:{tmp_path / 'x.npz'}", "train-bc"), (f"lerobot:{tmp_path}", "no config.json")):
+        with pytest.raises(PolicyError, match=words):
+            check_policy_spec(spec)
