@@ -14,7 +14,8 @@ process (:class:`LeRobotPolicy`). Elsewhere (simjudge's main environment: LeRobo
 older torch), :func:`make_lerobot_policy` starts a worker in the LeRobot environment,
 ``python -m simjudge serve lerobot:PATH --port P`` on a free loopback port, and talks to it over the
 openpi protocol (:class:`~simjudge.policies.remote.RemotePolicy`). The worker is kept for
-the process's lifetime, so an audit's episodes share it; it is stopped at exit.
+the process's lifetime, so an audit's episodes share it; it is stopped at exit (on Linux also
+when the process is killed).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import atexit
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -183,7 +185,8 @@ def _start_worker(path: str, timeout: float = 180.0) -> str:
     python = lerobot_python()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([str(python), "-m", "simjudge", "serve", f"lerobot:{path}", "--port", str(_free_port())],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
     deadline, seen = time.monotonic() + timeout, []
     assert proc.stdout is not None
     while time.monotonic() < deadline:
@@ -199,6 +202,18 @@ def _start_worker(path: str, timeout: float = 180.0) -> str:
     proc.kill()
     raise PolicyError(f"the LeRobot worker for {path} did not start within {timeout:.0f} s; its output:\n"
                       + "\n".join(seen[-15:]))
+
+
+def _die_with_parent() -> None:
+    """In the worker (Linux): SIGTERM when the process that started it dies, even by SIGKILL.
+
+    (Strictly, when the thread that started it ends: a worker started from a short-lived thread
+    is started again by the next :func:`make_lerobot_policy`.)
+    """
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
 
 
 def _free_port() -> int:
