@@ -100,6 +100,39 @@ class TaskSpec(BaseModel):
     milestones: tuple[dict[str, Any], ...] = ()
     randomization: Randomization | str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _written_goal(cls, data: Any) -> Any:
+        """Compile a ``goal:`` written in the goal language to its env goal.
+
+        The goal language is what ``--goal`` and solution files take (``targets: [...]``);
+        stated starts must hold for the scene's ``joint_init``.
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("goal"), dict):
+            return data
+        if "targets" not in data["goal"]:
+            return data  # the env-goal form (kind: joint / place / all / sequence)
+        from .goal import TaskGoal
+
+        written = TaskGoal.model_validate({"task": data.get("name", ""), **data["goal"]})
+        if written.unchanged:
+            raise ValueError(
+                "goal: unchanged parts are judged on a run's recorded states, which a task "
+                "file's env goal does not see; put the goal with its unchanged parts in the "
+                "solution file (goal:) or give it with --goal"
+            )
+        inits = {o.get("name"): o.get("joint_init") or {}
+                 for o in (data.get("scene") or {}).get("objects", []) if isinstance(o, dict)}
+        for start in written.starts:
+            value = inits.get(start.object, {}).get(start.joint)
+            if not isinstance(value, int | float) or not start.holds(float(value)):
+                raise ValueError(
+                    f"goal: the stated start {start.object}/{start.joint} in "
+                    f"[{start.low}, {start.high}] is not where the scene's joint_init puts it "
+                    f"({value!r}); set joint_init inside it"
+                )
+        return {**data, "goal": written.env_goal()}
+
     @field_validator("randomization", mode="before")
     @classmethod
     def _randomization(cls, value: Any) -> Any:
