@@ -88,6 +88,19 @@ def check_tasks(tasks: tuple[str, ...] | list[str]) -> list[str]:
     return flat
 
 
+def _check_resume(path: Path, config: DemosRecordConfig) -> None:
+    """Refuse to resume another recording's episodes (all options but ``episodes`` must agree)."""
+    mine = {k: v for k, v in config_to_dict(config).items() if k not in ("episodes", "tasks")}
+    if path.is_file():
+        theirs = json.loads(path.read_text())
+        if theirs != mine:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            raise PolicyError(f"{path.parent} holds episodes recorded with other options ({', '.join(diff)}: "
+                              f"{[theirs.get(k) for k in diff]}); resume with the same options or use another --out")
+        return
+    path.write_text(json.dumps(mine, indent=1, default=str))
+
+
 def _staged(folder: Path, task: str, seed: int) -> Path:
     return folder / f"{task}__s{seed:06d}.npz"
 
@@ -111,6 +124,7 @@ def run_record(config: DemosRecordConfig, *, log: Callable[[str], None] | None =
             return dict(summary)
     staging = out / (STAGING if config.format == "lerobot" else "episodes")
     staging.mkdir(parents=True, exist_ok=True)
+    _check_resume(staging / "recording.json", config)
     policy = make_policy(config.policy)
     kept: list[Path] = []
     fps = 0.0

@@ -120,3 +120,17 @@ def test_killed_recording_resumes_at_the_next_episode(tmp_path: Path) -> None:
     assert lines[len(staged)].startswith(f"[{len(staged) + 1}/40]") and "resumed" not in lines[len(staged)]
     summary = json.loads((out / "demos.json").read_text())
     assert summary["episodes"] == 40 and len(load_demos(out)) == 40
+
+
+def test_resuming_with_other_options_is_refused(tmp_path: Path) -> None:
+    from simjudge.policies import PolicyError
+
+    out = str(tmp_path / "ds")
+    run_record(DemosRecordConfig(tasks=("PressButton-v0",), episodes=1, out=out, format="npz", image_size=0),
+               log=None)
+    more = run_record(DemosRecordConfig(tasks=("PressButton-v0",), episodes=2, out=out, format="npz",
+                                        image_size=0), log=None)
+    assert more["episodes"] == 2  # more episodes of the same recording: resumed
+    with pytest.raises(PolicyError, match=r"other options \(policy: \['oracle'\]\)"):
+        run_record(DemosRecordConfig(tasks=("PressButton-v0",), episodes=2, out=out, format="npz",
+                                     image_size=0, policy="random"), log=None)
