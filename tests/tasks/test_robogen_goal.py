@@ -17,6 +17,20 @@ def test_robogen_framing_and_purposes_are_not_read_as_goal_words():
     assert robogen_words("The robot arm pulls a lever to start the brewing process of the "
                          "coffee machine") == "pulls a lever"
     assert robogen_words("Open the lid 30%.") == "Open the lid 30%."  # nothing to drop
+    assert robogen_words("After filling or extracting contents, the robotic arm will close "
+                         "the lid of the dispenser") == "close the lid of the dispenser"
+
+
+def test_robogen_possessives_without_apostrophe_name_the_objects_part():
+    assert robogen_words("The robotic arm will close the trashcans lid") == \
+        "close the trashcan lid"
+    assert robogen_words("manipulating the lamps head") == "manipulating the lamp head"
+    # only an object's name before a part word loses its s
+    assert robogen_words("press the buttons gently") == "press the buttons gently"
+    assert robogen_words("open the doors fully") == "open the doors fully"
+    goal = derive_goal("Close Trashcan Lid", robogen_words(
+        "The robotic arm will close the trashcans lid"), "TrashCan-0").goal
+    assert goal is not None and goal.targets[0].direction == "close"
 
 
 def test_the_converters_mapping_picks_the_part_the_words_leave_open():

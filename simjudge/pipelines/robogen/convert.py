@@ -634,10 +634,31 @@ def robogen_words(description: str) -> str:
     ...") say who and why, not which joint ends where, so they are dropped; everything else
     is read as written (an unknown word still refuses).
     """
-    text = description
+    text = re.sub(r"^\s*after [^,.;]*,\s*", "", description, flags=re.IGNORECASE)
     for pattern, repl in _FRAMING:
         text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
-    return re.sub(r"\s+", " ", text).strip()
+    return _possessives(re.sub(r"\s+", " ", text).strip())
+
+
+def _possessives(text: str) -> str:
+    """RoboGen's possessives without the apostrophe: "the trashcans lid" -> "the trashcan lid".
+
+    Only a word whose stem names an object (a category word) and that stands before a part
+    word loses its "s"; any other word is left for the reader (which refuses what it cannot
+    read).
+    """
+    from simjudge.tasks.spec.goal_vocab import CATEGORY_WORDS
+    from simjudge.tasks.spec.goal_words import PART_WORDS
+
+    objects = {w for words in CATEGORY_WORDS.values() for w in words} | {"trashcan"}
+
+    def fix(match: re.Match[str]) -> str:
+        stem, part = match.group(1), match.group(3)
+        if stem.lower() in objects and part.lower() in PART_WORDS:
+            return f"{stem} {part}"
+        return match.group(0)
+
+    return re.sub(r"\b([A-Za-z]+?)('?)s\s+(\w+)\b", fix, text)
 
 
 def _resolved_joints(info: dict, name: str) -> dict[str, list[str]]:
