@@ -25,6 +25,9 @@ def test_robogen_possessives_without_apostrophe_name_the_objects_part():
     assert robogen_words("The robotic arm will close the trashcans lid") == \
         "close the trashcan lid"
     assert robogen_words("manipulating the lamps head") == "manipulating the lamp head"
+    assert robogen_words("extend the suitcases handle", ("Suitcase",)) == \
+        "extend the suitcase handle"
+    assert robogen_words("extend the suitcases handle") == "extend the suitcases handle"
     # only an object's name before a part word loses its s
     assert robogen_words("press the buttons gently") == "press the buttons gently"
     assert robogen_words("open the doors fully") == "open the doors fully"

@@ -612,7 +612,8 @@ def robogen_goal(solution: Solution) -> Any:
     name = info.get("main_object") or solution.scene.objects[0].name
     asset = solution.scene.object(name).asset
     resolved = _resolved_joints(info, name)
-    return derive_goal(solution.task, robogen_words(solution.description), asset, name,
+    names = tuple(o.name for o in solution.scene.objects)
+    return derive_goal(solution.task, robogen_words(solution.description, names), asset, name,
                        solution.scene, resolved=resolved)
 
 
@@ -626,21 +627,22 @@ _FRAMING = (
 )
 
 
-def robogen_words(description: str) -> str:
+def robogen_words(description: str, names: tuple[str, ...] = ()) -> str:
     """RoboGen's description without its framing and purposes, for the goal reader.
 
     RoboGen writes "The robotic arm will close the window to preserve indoor temperature":
     the subject ("the robotic arm will") and the purpose ("to preserve ...", "in order to
     ...") say who and why, not which joint ends where, so they are dropped; everything else
-    is read as written (an unknown word still refuses).
+    is read as written (an unknown word still refuses). ``names`` are the scene's object
+    names (``Suitcase``), whose apostrophe-less possessives are read too.
     """
     text = re.sub(r"^\s*after [^,.;]*,\s*", "", description, flags=re.IGNORECASE)
     for pattern, repl in _FRAMING:
         text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
-    return _possessives(re.sub(r"\s+", " ", text).strip())
+    return _possessives(re.sub(r"\s+", " ", text).strip(), names)
 
 
-def _possessives(text: str) -> str:
+def _possessives(text: str, names: tuple[str, ...] = ()) -> str:
     """RoboGen's possessives without the apostrophe: "the trashcans lid" -> "the trashcan lid".
 
     Only a word whose stem names an object (a category word) and that stands before a part
@@ -651,6 +653,7 @@ def _possessives(text: str) -> str:
     from simjudge.tasks.spec.goal_words import PART_WORDS
 
     objects = {w for words in CATEGORY_WORDS.values() for w in words} | {"trashcan"}
+    objects |= {w.lower() for name in names for w in re.findall(r"[A-Za-z]+", name)}
 
     def fix(match: re.Match[str]) -> str:
         stem, part = match.group(1), match.group(3)
