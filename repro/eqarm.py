@@ -153,6 +153,9 @@ def score(root: Path | None = None) -> dict[str, Any]:
     simjudge["acc@2_gain"] = round(float(np.mean(gain)), 3)
     ci95["acc@2_gain"] = bootstrap_ci(gain)
     n["acc@2_gain"] = len(items)
+    rate = float(np.mean(success))
+    simjudge["success_majority_pct"] = round(100 * max(rate, 1 - rate), 3)
+    n["success_majority_pct"] = len(items)
     valid = sum(s is not None for i in items for s in i["samples"])
     rising = simjudge[f"acc@2_k{top}"] > simjudge["acc@2_k1"] and ci95["acc@2_gain"][0] > 0
     return {
@@ -183,11 +186,23 @@ def _notes(s: dict[str, Any], ci: dict[str, Any], n: int, valid: int, rising: bo
     return (f"{MODEL} (135M, untrained, text-only keyframe summaries) on {n} held-out episodes; "
             f"Acc@2 {s['acc@2_k1']} % at K=1 -> {s[f'acc@2_k{top}']} % at K={top} "
             f"(paired gain {s['acc@2_gain']} points, 95 % interval {ci['acc@2_gain']}); "
-            f"{verdict}. {valid} samples parsed. Most likely reason when it fails: the paper's "
+            f"{verdict}. Success accuracy (pooled score ≥ {SUCCESS_AT:g}) goes "
+            f"{s['success_acc_k1']} % -> {s[f'success_acc_k{top}']} %, against "
+            f"{s['success_majority_pct']} % for always answering the majority class"
+            f"{_majority(s)}. "
+            f"{valid} samples parsed. Most likely reason when it fails: the paper's "
             "gain is that of a judge trained (rejection fine-tuning + GRPO) to score these "
             "episodes; averaging samples of an untrained 135M model lowers its variance but "
             "not its bias, so pooling cannot move it towards the truth. K=1 here is a "
             "temperature-0.8 sample (nested design), not a greedy reply.")
+
+
+def _majority(s: dict[str, Any]) -> str:
+    top = s[f"success_acc_k{max(KS)}"]
+    if top <= s["success_majority_pct"] + 5.0:
+        return (": no better than the majority class, pooling only pulls the scores towards "
+                "the model's near-constant mean")
+    return ": above the majority class"
 
 
 def replay(limit: int | None = None) -> list[str]:
