@@ -1,0 +1,44 @@
+"""bench/learned_judges_pulse.py: its summary of a real (tiny) judge-bench run, and the hashes."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "learned_judges_pulse.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("learned_judges_pulse_bench", BENCH)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_weights_sha256_are_the_shipped_files() -> None:
+    lj = _bench()
+    found = lj.weights_sha256()
+    assert set(found) >= {"obs_progress.npz", "image_progress.npz"}
+    for name, digest in found.items():
+        assert hashlib.sha256((lj.WEIGHTS / name).read_bytes()).hexdigest() == digest
+
+
+def test_summary_of_a_tiny_heldout_tasks_run(tmp_path: Path) -> None:
+    from simjudge.pipelines.judge_bench import JudgeBenchConfig, run_judge_bench
+
+    lj = _bench()
+    config = JudgeBenchConfig(judges=("privileged", "obs-progress"), sections=("pairs",),
+                              split="heldout-tasks", pairs=12, neutral=0, seed=0, workers=1,
+                              out=str(tmp_path / "run"), image_variants=False)
+    entry = lj.summarize(run_judge_bench(config))
+    # the privileged judge defines the labels: it orders every clean pair right
+    assert entry["judges"]["privileged"]["clean"]["overall"] == 1.0
+    obs = entry["judges"]["obs-progress"]
+    assert set(obs) == {"clean", "state σ=0.01"}
+    assert 0.0 <= obs["clean"]["overall"] <= 1.0
+    assert sum(b["n"] for b in entry["pairs"]["bins"].values()) == entry["pairs"]["n"] == 12
+    assert not entry["rollouts"]["failed"]
+    text = lj.line("heldout-tasks", "obs-progress", "clean", obs["clean"])
+    assert text.split()[:3] == ["heldout-tasks", "obs-progress", "clean"]
