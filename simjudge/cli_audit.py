@@ -92,7 +92,7 @@ def _policies(config: PoliciesListConfig) -> int:
     from simjudge.policies.zoo import zoo_entries
 
     names = registered_policies()
-    forms = {"sb3:PATH.zip": "a stable-baselines3 checkpoint",
+    forms = {"sb3:PATH.zip": "a stable-baselines3 checkpoint (simjudge policies train-sb3)",
              "bc:PATH.npz": "a behaviour-cloning policy (simjudge policies train-bc)",
              "zoo:NAME": "a policy of the shipped zoo (listed below)",
              "lerobot:PATH": "a LeRobot checkpoint (pretrained_model folder; runs in .venv-lerobot)",
@@ -109,9 +109,12 @@ def _policies(config: PoliciesListConfig) -> int:
     for name, entry in zoo.items():
         measured, prov = entry.get("measured", {}), entry.get("provenance", {})
         rate = measured.get("success")
+        data = (f"{prov.get('algo')} {prov.get('env_steps')} env steps on the {prov.get('reward_mode')} "
+                f"{prov.get('judge')} reward" if entry.get("kind") == "sb3"
+                else f"{prov.get('episodes')} demos / {prov.get('frames')} frames")
         print(f"  zoo:{name:<28}{entry['task']:<19}success "
               f"{'?' if rate is None else f'{rate:.2f}'} over {measured.get('seeds', '?')} seeds; "
-              f"{prov.get('episodes')} demos / {prov.get('frames')} frames, seed {prov.get('seed')}, "
+              f"{data}, seed {prov.get('seed')}, "
               f"{prov.get('seconds')} s to train, sha256 {entry['sha256'][:12]}")
         print(f"      {prov.get('command')}")
     return 0

@@ -1,4 +1,6 @@
-"""Demonstration commands: ``demos record``, ``demos import-lerobot``, ``policies train-bc``.
+"""Demos and training commands: ``demos record``, ``demos import-lerobot``, ``policies train-*``.
+
+``policies train-bc`` clones demonstrations; ``policies train-sb3`` learns from a judge reward.
 
 Thin like :mod:`simjudge.cli`: the config in (:mod:`simjudge.demos`), one library call out.
 """
@@ -9,6 +11,7 @@ from simjudge.cli_configs import Command
 from simjudge.demos.importer import DemosImportConfig
 from simjudge.demos.record import DemosRecordConfig
 from simjudge.demos.train_bc import TrainBCConfig
+from simjudge.policies.train_sb3 import TrainSB3Config
 
 __all__ = ["DEMOS_COMMANDS", "DEMOS_GROUPS"]
 
@@ -37,6 +40,16 @@ def _train_bc(config: TrainBCConfig) -> int:
     return 0
 
 
+def _train_sb3(config: TrainSB3Config) -> int:
+    from simjudge.policies.train_sb3 import train_sb3
+
+    card = train_sb3(config)
+    print(f"wrote {card['weights']} (sha256 {card['sha256'][:16]}..., {card['algo']} {card['env_steps']} env "
+          f"steps, {card['episodes']} episodes, last training episodes' success {card['train_success_rate']}, "
+          f"{card['seconds']:.1f} s); use it as the policy spec sb3:{card['weights']}")
+    return 0
+
+
 DEMOS_GROUPS: dict[tuple[str, ...], str] = {
     ("demos",): "demonstration datasets: record them (LeRobotDataset or npz), import LeRobot ones",
 }
@@ -46,5 +59,6 @@ DEMOS_COMMANDS: dict[tuple[str, ...], Command] = {
     ("demos", "record"): Command(DemosRecordConfig, _record),
     ("demos", "import-lerobot"): Command(DemosImportConfig, _import),
     ("policies", "train-bc"): Command(TrainBCConfig, _train_bc),
+    ("policies", "train-sb3"): Command(TrainSB3Config, _train_sb3),
 }
 """The demos commands: path, config class and handler."""

@@ -92,6 +92,8 @@ COMMAND_TABLE: dict[tuple[str, ...], tuple[str, str, str]] = {
         "Replay a LeRobotDataset's episodes in simjudge and judge them (verified success, Φ)"),
     ('policies', 'train-bc'): ('simjudge.cli_demos', 'DEMOS_COMMANDS',
         'Train a behaviour-cloning policy (torch MLP on state or CNN on frames) from demos'),
+    ('policies', 'train-sb3'): ('simjudge.cli_demos', 'DEMOS_COMMANDS',
+        "Train an SB3 PPO or SAC policy from scratch on a judge's reward of one randomized task"),
 }
 """Command path -> (module, dict name, one-line help)."""
 

@@ -1,8 +1,9 @@
 """A stable-baselines3 checkpoint (``sb3:PATH.zip``) as a policy.
 
 The algorithm class is read from the checkpoint itself (the ``policy_class`` module SB3
-records in the zip's ``data`` entry), so any of SAC, PPO, TD3, A2C, DDPG loads without
-being named. The model observes the env's flat state vector and acts deterministically.
+records in the zip's ``data`` entry; for PPO and A2C, whose actor-critic policy is shared,
+the hyperparameters recorded beside it: only PPO has ``clip_range``), so any of SAC, PPO,
+TD3, A2C, DDPG loads without being named. The model observes the env's flat state vector and acts deterministically.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def sb3_algorithm(path: str | Path) -> str:
     for name in _ALGORITHMS:
         if f".{name}." in f".{module}.":
             return name
+    if module == "stable_baselines3.common.policies":  # PPO's and A2C's shared actor-critic
+        if "clip_range" in data:
+            return "ppo"
+        if "gae_lambda" in data:
+            return "a2c"
     raise PolicyError(
         f"{path}: cannot tell the algorithm from policy module {module!r}; "
         f"supported: {list(_ALGORITHMS)}"
@@ -54,9 +60,13 @@ class SB3Policy:
     Args:
         path: The ``.zip`` checkpoint.
         deterministic: Use the mean action (default) rather than sampling.
+        name: The policy's name (default ``sb3``; the zoo names its own ``zoo:NAME``).
     """
 
-    def __init__(self, path: str | Path, deterministic: bool = True) -> None:
+    def __init__(self, path: str | Path, deterministic: bool = True, name: str = "sb3") -> None:
+        import torch
+
+        torch.set_num_threads(1)
         self.path = Path(path)
         algorithm = sb3_algorithm(self.path)
         try:
@@ -72,7 +82,7 @@ class SB3Policy:
                 "on a simjudge env"
             )
         self._info = PolicyInfo(
-            "sb3", metadata={"path": str(self.path), "algorithm": algorithm}
+            name, spec=f"sb3:{self.path}", metadata={"path": str(self.path), "algorithm": algorithm}
         )
 
     @property

@@ -1,9 +1,10 @@
 """The policy zoo (``zoo:NAME``): learned policies shipped with simjudge, graded in quality.
 
 Each entry of ``zoo_weights/zoo.json`` names a weights file beside it, its SHA-256, the task
-it was trained for, and its training provenance (the command, the demonstrations, the seed,
-the time); ``measured`` holds its verified success over held-out randomized seeds, with the
-``simjudge audit`` command that measured it. ``simjudge policies list`` prints them.
+it was trained for, its ``kind`` (``bc``, ``sb3`` or ``lerobot``) and its training provenance
+(the command, the demonstrations or the RL budget, the seed, the time); ``measured`` holds its
+verified success over held-out randomized seeds, with the ``simjudge audit`` command that
+measured it. ``simjudge policies list`` prints them.
 
 Example:
     >>> "bc-mlp-PressButton-10" in zoo_entries()
@@ -75,9 +76,13 @@ def zoo_path(name: str) -> Path:
 
 
 def zoo_policy(name: str) -> Policy:
-    """The zoo policy ``name`` (a BC network, or a LeRobot checkpoint through its worker)."""
+    """The zoo policy ``name`` (a BC network, an SB3 checkpoint, or a LeRobot checkpoint)."""
     path = zoo_path(name)
     kind = _index()[name].get("kind", "bc")
+    if kind == "sb3":
+        from .sb3 import SB3Policy
+
+        return SB3Policy(path, name=f"zoo:{name}")
     if kind == "lerobot":
         from .lerobot_policy import make_lerobot_policy
 
