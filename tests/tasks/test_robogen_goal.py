@@ -21,6 +21,22 @@ def test_robogen_framing_and_purposes_are_not_read_as_goal_words():
                          "the lid of the dispenser") == "close the lid of the dispenser"
 
 
+def test_robogen_procedure_means_and_instruments_are_not_read_as_goal_words():
+    # RoboGen's folder names join the sentences without a full stop
+    assert robogen_words("The robot arm needs to close the oven door after use This task "
+                         "involves moving towards the oven door and applying force to close "
+                         "it") == "close the oven door"
+    assert robogen_words("The robotic arm turns off the faucet by rotating one of the hinge "
+                         "switches") == "turns off the faucet"
+    assert robogen_words("The robot arm uses the prismatic joint to slide the drawer out "
+                         "from the box") == "slide the drawer out from the box"
+    assert robogen_words("The robotic arm pushes the slider button") == \
+        "pushes the sliding button"
+    # a constraint is not a means: it stays, and the reader reads it
+    assert robogen_words("open the left door but leave the right one shut") == \
+        "open the left door but leave the right one shut"
+
+
 def test_robogen_possessives_without_apostrophe_name_the_objects_part():
     assert robogen_words("The robotic arm will close the trashcans lid") == \
         "close the trashcan lid"

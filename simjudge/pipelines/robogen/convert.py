@@ -627,17 +627,35 @@ _FRAMING = (
 )
 
 
+_PROCEDURE = (
+    # RoboGen's explanation of how ("This task involves moving towards the oven door and
+    # applying force to close it"): the procedure, not the end state; its folder names join
+    # the sentences without a full stop, so it runs to the end of the sentence
+    (r"\b(?:this|the) (?:task|substep)? ?involves\b[^.;]*", ""),
+    (r"\bafter use\b", ""),
+    # the means ("turns off the faucet by rotating one of the hinge switches"): the main
+    # clause states the end state; the part is the one the converter mapped
+    (r",?\s*\bby (?:\w+ing)\b[^,.;]*", ""),
+    # "uses the prismatic joint to slide the drawer out": the instrument, then the action
+    (r"\buses? (?:the|a|its) [^,.;]*? to\s+", ""),
+    # RoboGen names joint types as the tree does ("the slider button"): a part that slides
+    (r"\bslider (?=\w)", "sliding "),
+)
+
+
 def robogen_words(description: str, names: tuple[str, ...] = ()) -> str:
     """RoboGen's description without its framing and purposes, for the goal reader.
 
     RoboGen writes "The robotic arm will close the window to preserve indoor temperature":
     the subject ("the robotic arm will") and the purpose ("to preserve ...", "in order to
-    ...") say who and why, not which joint ends where, so they are dropped; everything else
-    is read as written (an unknown word still refuses). ``names`` are the scene's object
+    ...") say who and why, not which joint ends where, so they are dropped; so are its
+    procedure sentences ("This task involves moving towards ..."), means clauses ("by
+    rotating ...") and instruments ("uses the prismatic joint to ..."), which say how.
+    Everything else is read as written (an unknown word still refuses). ``names`` are the scene's object
     names (``Suitcase``), whose apostrophe-less possessives are read too.
     """
     text = re.sub(r"^\s*after [^,.;]*,\s*", "", description, flags=re.IGNORECASE)
-    for pattern, repl in _FRAMING:
+    for pattern, repl in _FRAMING + _PROCEDURE:
         text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
     return _possessives(re.sub(r"\s+", " ", text).strip(), names)
 
