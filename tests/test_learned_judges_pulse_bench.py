@@ -42,3 +42,12 @@ def test_summary_of_a_tiny_heldout_tasks_run(tmp_path: Path) -> None:
     assert not entry["rollouts"]["failed"]
     text = lj.line("heldout-tasks", "obs-progress", "clean", obs["clean"])
     assert text.split()[:3] == ["heldout-tasks", "obs-progress", "clean"]
+
+
+def test_the_judges_guide_shows_the_result_files_table() -> None:
+    import json
+
+    lj = _bench()
+    result = json.loads((lj.ROOT / "results" / "learned_judges_pulse.json").read_text())
+    guide = (lj.ROOT / "docs" / "guides" / "judges.md").read_text()
+    assert lj.table(result) in guide, "re-run: python bench/learned_judges_pulse.py --table"
