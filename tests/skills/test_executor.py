@@ -199,7 +199,7 @@ def test_cli_execute_writes_verdicts_summary_and_video(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1500)  # 30k SAC steps: ~4 min alone, >10 min on 2 busy cores
+@pytest.mark.timeout(1500)  # 30k SAC steps: timed out at 600 s on 2 busy cores
 def test_real_sac_executes_a_reference_solution(tmp_path):
     config = SACConfig(eval_freq=1_000, progress_bar=False)
     summary = execute_solution(
