@@ -19,6 +19,7 @@ genuine regressions; the sha256 of the weights measured; settings, wall time and
 run folders (``--out``/<split>) are resumable (rollouts are cached)::
 
     python bench/learned_judges_pulse.py --out runs/bench_learned_pulse
+    python bench/learned_judges_pulse.py --table   # the guide's table, from the result file
 """
 
 from __future__ import annotations
@@ -77,6 +78,22 @@ def line(split: str, judge: str, cond: str, row: dict[str, Any]) -> str:
     return f"{split:<19} {judge:<15} {cond:<12} {fmt(row['overall'])}  ({bins})"
 
 
+def table(result: dict[str, Any]) -> str:
+    """Markdown table of a result file (the judges guide shows it; a test keeps them equal)."""
+    rows = ["| split | judge | condition | overall | small | medium | large |",
+            "|---|---|---|---|---|---|---|"]
+    for split, entry in result["numbers"]["splits"].items():
+        for judge, conds in entry["judges"].items():
+            if judge == "privileged":
+                continue  # it defines the labels
+            for cond, row in conds.items():
+                cells = [row["overall"], *row["bins"].values()]
+                rows.append(f"| {split} | `{judge}` | {cond} | "
+                            + " | ".join("n/a" if c is None else f"{c:.3f}" for c in cells)
+                            + " |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,7 +105,15 @@ def main() -> None:
                         help="also the occlusion / viewpoint / invariance rows (slower)")
     parser.add_argument("--out", default="runs/bench_learned_pulse")
     parser.add_argument("--result", default=None, help="result file (default results/…)")
+    parser.add_argument("--table", action="store_true",
+                        help="print the markdown table of the result file and stop")
     args = parser.parse_args()
+    if args.table:
+        import json
+
+        source = Path(args.result) if args.result else ROOT / "results" / "learned_judges_pulse.json"
+        print(table(json.loads(source.read_text())))
+        return
 
     from simjudge.pipelines.judge_bench import JudgeBenchConfig, run_judge_bench
 
