@@ -29,6 +29,13 @@ here compute its facts and call it:
 - ``all`` goals (:class:`AllOfGoal`): a conjunction; Φ = the mean of the sub-goals' Φ.
 - ``sequence`` goals (:class:`SequenceGoal`): ordered stages; Φ = (stages done + Φ of the
   current stage) / n, and a stage done out of order does not count.
+
+Success itself is defined once, in :mod:`simjudge.envs.success` (the vocabulary the task goal
+and the plan milestones share): each state goal's :meth:`success_predicate` gives its success
+condition as one of those predicates (a :class:`~simjudge.envs.success.JointIn`, a
+:class:`~simjudge.envs.success.Placed` and not :class:`~simjudge.envs.success.Holding`, an
+:class:`~simjudge.envs.success.AllOf`), and the per-step evaluators test their batched reads
+with that predicate's own functions, so the ``success`` fact is the predicate's verdict.
 """
 
 from __future__ import annotations
@@ -43,6 +50,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .backends import BodyQuery, body_reading_offsets
 from .progress import approach, carry, joint_phi, moving_part, place_phi
 from .state_api import StateView
+from .success import (
+    AllOf,
+    Holding,
+    JointIn,
+    Not,
+    Placed,
+    Predicate,
+    is_holding,
+    placed,
+    range_fraction,
+)
 
 __all__ = [
     "Goal",
@@ -100,12 +118,11 @@ def _joint_link_reader(
     """Static values and a per-step reader for a goal on one joint and one link.
 
     Returns:
-        ``(lower limit, range span, initial range fraction, read)``; ``read()`` gives the
+        ``(lower limit, upper limit, initial range fraction, read)``; ``read()`` gives the
         suction point (3 floats), the joint value and the link's bounding box (6 floats).
     """
     lo, hi = view.joint_limit(obj, joint)
-    span = max(hi - lo, 1e-9)
-    initial = (view.initial_joint_value(obj, joint) - lo) / span
+    initial = range_fraction(view.initial_joint_value(obj, joint), lo, hi)
     _, index = view._joint(obj, joint)
     _, link_index = view._link(obj, link)
     k = list(view._scene.objects).index(obj) + 1  # its part of the scene read
@@ -117,7 +134,7 @@ def _joint_link_reader(
         box = starts[k] + at["link_aabbs"] + 6 * queries[k].link_aabbs.index(link_index)
         return [eef, eef + 1, eef + 2, value, *range(box, box + 6)]
 
-    return lo, span, initial, _scene_reader(view, pick)
+    return lo, hi, initial, _scene_reader(view, pick)
 
 
 class _GoalBase(BaseModel):
@@ -139,6 +156,10 @@ class _GoalBase(BaseModel):
 
     def progress(self, facts: dict[str, float | bool]) -> float:  # pragma: no cover
         """Staged progress potential Φ ∈ [0, 1] from :meth:`evaluate`'s facts."""
+        raise NotImplementedError
+
+    def success_predicate(self) -> Predicate:  # pragma: no cover
+        """The ``success`` fact as a shared predicate (:mod:`simjudge.envs.success`)."""
         raise NotImplementedError
 
 
@@ -169,32 +190,38 @@ class JointGoal(_GoalBase):
         """``1.0`` when the joint opens (moves towards its upper limit), ``-1.0`` when it closes."""
         return 1.0 if self.direction == "open" else -1.0
 
+    def success_predicate(self) -> JointIn:
+        """``JointIn(low=threshold)`` when opening, ``JointIn(high=threshold)`` when closing."""
+        if self.direction == "open":
+            return JointIn(self.object, self.joint, low=self.threshold)
+        return JointIn(self.object, self.joint, high=self.threshold)
+
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: joint fraction and progress, distance to the link, approach, grasp."""
-        lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
+        lo, hi, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, threshold, opening = self.object, self.threshold, self.direction == "open"
         part = moving_part(view._object(self.object).tree, self.joint, self.link)
+        contains = self.success_predicate().contains
 
         def evaluate() -> dict[str, float | bool]:
             # suction point, joint value and link box from the scene's shared read
             ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
-            fraction = (value - lo) / span
+            fraction = range_fraction(value, lo, hi)
             # to the link's box centre: eef - (lo + hi) / 2
             cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (lz + hz) / 2.0
             dx, dy, dz = ex - cx, ey - cy, ez - cz
             distance = math.sqrt(dx * dx + dy * dy + dz * dz)
             held = view.grasped()
             if opening:
-                success = fraction >= threshold
                 advance = (fraction - initial) / max(threshold - initial, 1e-6)
             else:
-                success = fraction <= threshold
                 advance = (initial - fraction) / max(initial - threshold, 1e-6)
+            is_grasped = is_holding(held, name)
             return {
-                "success": bool(success),
+                "success": contains(fraction),
                 "fail": False,
-                "is_grasped": held is not None and held[0] == name,
-                "holds_part": held is not None and held[0] == name and held[1] in part,
+                "is_grasped": is_grasped,
+                "holds_part": is_grasped and held is not None and held[1] in part,
                 "joint_fraction": float(fraction),
                 "joint_progress": _clip(advance, 0.0, 1.0),
                 "distance_to_link": distance,
@@ -232,6 +259,14 @@ class PlaceGoal(_GoalBase):
     relation: Literal["on", "in", "inside"] = "in"
     target_link: str | None = None
 
+    def placement(self) -> Placed:
+        """The ``is_placed`` fact as a shared predicate."""
+        return Placed(self.object, self.target, self.relation, self.target_link)
+
+    def success_predicate(self) -> AllOf:
+        """Placed and released: ``AllOf(Placed(...), Not(Holding(object)))``."""
+        return AllOf(self.placement(), Not(Holding(self.object)))
+
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: grasp, distances to the object and target, approach, carry, placed."""
         view._object(self.object)  # unknown names raise here
@@ -252,30 +287,27 @@ class PlaceGoal(_GoalBase):
             return [*range(eef, eef + 3), *(i for box in boxes for i in range(box, box + 6))]
 
         read = _scene_reader(view, pick)
-        name, inside, enclosed = self.object, self.relation != "on", self.relation == "inside"
+        name = self.object
+        where = self.placement()
+        relation, margin = where.relation, where.margin
         start_x, start_y = (float(v) for v in view.initial_pose(self.object)[0][:2])
 
         def evaluate() -> dict[str, float | bool]:
             # suction point and both bodies' boxes from the scene's shared read
-            ex, ey, ez, lx, ly, bottom, hx, hy, hz, *target = read()
+            values = read()
+            ex, ey, ez, lx, ly, bottom, hx, hy, hz, tlx, tly, _, thx, thy, _ = values
             cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (bottom + hz) / 2.0
-            tlx, tly, tlz, thx, thy, thz = target
-            held = view.grasped()
-            is_grasped = held is not None and held[0] == name
-            inside_xy = cx > tlx and cy > tly and cx < thx and cy < thy
-            if inside:
-                placed = inside_xy and tlz - 0.01 <= bottom <= thz and (not enclosed or hz <= thz)
-            else:
-                placed = inside_xy and abs(bottom - thz) < 0.03
+            is_grasped = is_holding(view.grasped(), name)
+            is_placed = placed(relation, values[3:9], values[9:15], margin)
             rx, ry, rz = ex - cx, ey - cy, ez - cz
             gx, gy = (tlx + thx) / 2.0, (tly + thy) / 2.0
             tx, ty = cx - gx, cy - gy
             to_target = math.sqrt(tx * tx + ty * ty)
             return {
-                "success": bool(placed and not is_grasped),
+                "success": is_placed and not is_grasped,  # success_predicate()
                 "fail": False,
-                "is_grasped": bool(is_grasped),
-                "is_placed": bool(placed),
+                "is_grasped": is_grasped,
+                "is_placed": is_placed,
                 "distance_to_object": math.sqrt(rx * rx + ry * ry + rz * rz),
                 "distance_to_target": to_target,
                 "approach": approach((ex, ey, ez), (cx, cy, cz)),
@@ -333,25 +365,31 @@ class JointRangeGoal(_GoalBase):
             raise ValueError(f"low {self.low} is above high {self.high}; give low <= high")
         return self
 
+    def success_predicate(self) -> JointIn:
+        """``JointIn(low, high)``."""
+        return JointIn(self.object, self.joint, low=self.low, high=self.high)
+
     def bind(self, view: StateView) -> Callable[[], dict[str, float | bool]]:
         """Evaluator of the facts: fraction, progress, overshoot, distance to the link, grasp."""
-        lo, span, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
+        lo, hi, initial, read = _joint_link_reader(view, self.object, self.joint, self.link)
         name, low, high, opening = self.object, self.low, self.high, self.direction == "open"
         part = moving_part(view._object(self.object).tree, self.joint, self.link)
         start_gap = max(low - initial, initial - high, 0.05)
+        contains = self.success_predicate().contains
 
         def evaluate() -> dict[str, float | bool]:
             ex, ey, ez, value, lx, ly, lz, hx, hy, hz = read()
-            fraction = (value - lo) / span
+            fraction = range_fraction(value, lo, hi)
             cx, cy, cz = (lx + hx) / 2.0, (ly + hy) / 2.0, (lz + hz) / 2.0
             dx, dy, dz = ex - cx, ey - cy, ez - cz
             gap = max(low - fraction, fraction - high, 0.0)
             held = view.grasped()
+            is_grasped = is_holding(held, name)
             return {
-                "success": low <= fraction <= high,
+                "success": contains(fraction),
                 "fail": False,
-                "is_grasped": held is not None and held[0] == name,
-                "holds_part": held is not None and held[0] == name and held[1] in part,
+                "is_grasped": is_grasped,
+                "holds_part": is_grasped and held is not None and held[1] in part,
                 "joint_fraction": float(fraction),
                 "joint_progress": _clip(1.0 - gap / start_gap, 0.0, 1.0),
                 "overshoot": max(fraction - high if opening else low - fraction, 0.0),
@@ -410,6 +448,10 @@ class AllOfGoal(_GoalBase):
             return facts
 
         return evaluate
+
+    def success_predicate(self) -> AllOf:
+        """``AllOf`` of the sub-goals' predicates."""
+        return AllOf(*(goal.success_predicate() for goal in self.goals))
 
     def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
         """The facts of sub-goal ``index`` from :meth:`evaluate`'s facts, unprefixed."""
@@ -488,6 +530,15 @@ class SequenceGoal(_GoalBase):
     def sub_facts(self, facts: dict[str, float | bool], index: int) -> dict[str, float | bool]:
         """The facts of stage ``index`` from :meth:`evaluate`'s facts, unprefixed."""
         return _unprefixed(facts, index)
+
+    def success_predicate(self) -> Predicate:
+        """Not a state predicate: a sequence's success depends on the order of the episode.
+
+        Raises:
+            TypeError: Always; each stage has one (``goals[i].success_predicate()``).
+        """
+        raise TypeError("a sequence goal's success depends on the episode's order, not one "
+                        "state; use each stage's goals[i].success_predicate()")
 
     def progress(self, facts: dict[str, float | bool]) -> float:
         """(stages done + Φ of the current stage) / n; 1 on success."""

@@ -60,6 +60,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from simjudge.envs.goals import AllOfGoal, Goal, JointGoal, JointRangeGoal, PlaceGoal
+from simjudge.envs.success import (
+    TARGET_TOLERANCE,
+    AllOf,
+    JointChange,
+    JointIn,
+    Predicate,
+    joint_fraction,
+    range_fraction,
+)
 
 from .goal_eval import joint_target_holds
 from .goal_parts import StartCondition, UnchangedPart
@@ -229,14 +238,29 @@ class JointTarget(_Strict):
             return min(1.0, origin + self.low), min(1.0, origin + self.high)
         return max(0.0, origin - self.high), max(0.0, origin - self.low)
 
-    def contains(self, fraction: float) -> bool:
-        """Whether ``fraction`` is inside the interval.
+    def success_predicate(self) -> JointIn | JointChange:
+        """The end condition as a shared predicate (:mod:`simjudge.envs.success`).
 
-        An end at a limit (0 or 1) is open-ended, as a joint may read a hair past its limit.
+        A :class:`~simjudge.envs.success.JointIn` on ``[low, high]`` with
+        :data:`~simjudge.envs.success.TARGET_TOLERANCE`, an end at a limit (0 or 1) open (a
+        joint may read a hair past its limit); a relative target's is a
+        :class:`~simjudge.envs.success.JointChange` from the start. A spring joint's is tested
+        on the episode's largest fraction and ``reached`` on the episode
+        (:func:`~simjudge.tasks.spec.goal_eval.joint_target_holds`).
         """
-        low_ok = self.low <= 0.0 or fraction >= self.low - 1e-9
-        high_ok = self.high >= 1.0 or fraction <= self.high + 1e-9
-        return low_ok and high_ok
+        if self.relative:
+            return JointChange(self.object, self.joint, self.low, self.high, self.direction,
+                               tolerance=TARGET_TOLERANCE)
+        return self.interval_predicate()
+
+    def interval_predicate(self) -> JointIn:
+        """``[low, high]`` as a :class:`~simjudge.envs.success.JointIn` (a limit end open)."""
+        return JointIn(self.object, self.joint, low=self.low if self.low > 0.0 else None,
+                       high=self.high if self.high < 1.0 else None, tolerance=TARGET_TOLERANCE)
+
+    def contains(self, fraction: float) -> bool:
+        """Whether ``fraction`` is inside the interval (an end at a limit is open-ended)."""
+        return self.interval_predicate().contains(fraction)
 
     def env_goal(self) -> JointGoal | JointRangeGoal:
         """The env goal: a :class:`JointGoal` when the interval is one-sided, else a range."""
@@ -300,6 +324,10 @@ class PlaceTarget(_Strict):
     def env_goal(self) -> PlaceGoal:
         """The env goal."""
         return PlaceGoal(object=self.object, target=self.target, relation=self.relation)
+
+    def success_predicate(self) -> AllOf:
+        """Placed and released, as a shared predicate (the env goal's own)."""
+        return self.env_goal().success_predicate()
 
     def describe(self) -> str:
         """One line for a prompt or a report."""
@@ -387,6 +415,16 @@ class TaskGoal(_Strict):
         goals = [target.env_goal() for target in self.targets]
         return goals[0] if len(goals) == 1 else AllOfGoal(goals=tuple(goals))
 
+    def success_predicate(self) -> Predicate:
+        """The targets' end condition as one shared predicate (an ``AllOf`` of several).
+
+        Parts judged on the run's record (``unchanged``, a spring joint's largest
+        fraction, a two-step target's first step) are checked by :meth:`check` and
+        :func:`~simjudge.tasks.spec.goal_eval.outcome_check`, not by this state predicate.
+        """
+        parts = [target.success_predicate() for target in self.targets]
+        return parts[0] if len(parts) == 1 else AllOf(*parts)
+
     def check(
         self, view: StateView, reached: Mapping[str, Any] | None = None
     ) -> tuple[bool, list[dict[str, Any]]]:
@@ -473,12 +511,9 @@ def _check_target(
     """Facts of one target on the current state."""
     if isinstance(target, PlaceTarget):
         facts = target.env_goal().evaluate(view)
-        return {"target": target.key, "kind": "place", "holds": bool(facts["success"]),
+        return {"target": target.key, "kind": "place", "holds": target.success_predicate()(view),
                 **{k: v for k, v in facts.items() if k != "success"}}
-    lo, hi = view.joint_limit(target.object, target.joint)
-    span = max(hi - lo, 1e-9)
-    fraction = (view.joint_value(target.object, target.joint) - lo) / span
-    initial = (view.initial_joint_value(target.object, target.joint) - lo) / span
+    initial, fraction = _fractions(view, target.object, target.joint)
     seen = reached.get(target.key)
     peak = None if seen is None else float(seen["fraction"] if isinstance(seen, Mapping) else seen)
     holds = joint_target_holds(target, float(initial), float(fraction),
@@ -494,10 +529,10 @@ def _check_target(
 
 
 def _fractions(view: StateView, obj: str, joint: str) -> tuple[float, float]:
+    """``(initial, current)`` range fractions of a joint."""
     lo, hi = view.joint_limit(obj, joint)
-    span = max(hi - lo, 1e-9)
-    return ((view.initial_joint_value(obj, joint) - lo) / span,
-            (view.joint_value(obj, joint) - lo) / span)
+    return range_fraction(view.initial_joint_value(obj, joint), lo, hi), joint_fraction(
+        view, obj, joint)
 
 
 def _check_unchanged(view: StateView, part: UnchangedPart,

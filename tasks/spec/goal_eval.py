@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simjudge.envs.errors import SimjudgeError
+from simjudge.envs.success import TARGET_TOLERANCE, JointChange, in_interval
 
 if TYPE_CHECKING:
     from .goal import JointTarget, TaskGoal
@@ -48,23 +49,24 @@ class ProbeError(SimjudgeError, ValueError):
     """A probe file or probe state is malformed; the message says what to fix."""
 
 
-def _inside(low: float, high: float, fraction: float) -> bool:
-    """Whether ``fraction`` is in ``[low, high]``; an end at a limit (0 or 1) is open-ended."""
-    low_ok = low <= 0.0 or fraction >= low - 1e-9
-    high_ok = high >= 1.0 or fraction <= high + 1e-9
-    return low_ok and high_ok
-
-
 def joint_target_holds(target: JointTarget, initial: float, final: float,
                        maximum: float) -> bool:
-    """Whether one joint target holds on an episode (range fractions of its joint)."""
-    if target.reached is not None and maximum < target.reached - 1e-9:
+    """Whether one joint target holds on an episode (range fractions of its joint).
+
+    The interval test is the target's shared predicate
+    (:meth:`~simjudge.tasks.spec.goal.JointTarget.success_predicate`, a
+    :class:`~simjudge.envs.success.JointIn` or, for a relative target, a
+    :class:`~simjudge.envs.success.JointChange`); what the episode adds is which fraction it
+    is tested on (a spring joint: the largest) and a two-step target's first step.
+    """
+    if target.reached is not None and not in_interval(maximum, target.reached, None,
+                                                      TARGET_TOLERANCE):
         return False
-    if target.relative:
-        change = final - initial if target.direction == "open" else initial - final
-        return target.low - 1e-9 <= change <= target.high + 1e-9
+    predicate = target.success_predicate()
+    if isinstance(predicate, JointChange):
+        return predicate.contains_change(initial, final)
     seen = maximum if target.spring and target.direction == "open" else final
-    return _inside(target.low, target.high, seen)
+    return predicate.contains(seen)
 
 
 def evaluate_fractions(goal: TaskGoal, initial: Mapping[str, float], final: Mapping[str, float],

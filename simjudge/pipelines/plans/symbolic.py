@@ -20,12 +20,10 @@ from dataclasses import dataclass, field, replace
 from simjudge.judges.predicates import (
     And,
     Holding,
-    Inside,
-    JointClosed,
-    JointOpen,
+    JointIn,
     Not,
-    On,
     Or,
+    Placed,
     Predicate,
 )
 
@@ -162,13 +160,11 @@ def symbolic_holds(predicate: Predicate, state: SymbolicState) -> bool:
     if isinstance(p, Holding):
         return state.holding is not None and state.holding[0] == p.object and (
             p.link is None or state.holding[1] == p.link)
-    if isinstance(p, JointOpen):  # Pressed too
-        return state.joints.get((p.object, p.joint), 0.0) >= p.fraction
-    if isinstance(p, JointClosed):
-        return state.joints.get((p.object, p.joint), 0.0) <= p.fraction
-    if isinstance(p, On | Inside):
-        rel = "on" if isinstance(p, On) else "in"
-        return state.placed.get(p.a) == (rel, p.b)
+    if isinstance(p, JointIn):  # JointOpen, JointClosed, Pressed: the shared interval test
+        return p.contains(state.joints.get((p.object, p.joint), 0.0))
+    if isinstance(p, Placed):  # On, Inside
+        rel = "on" if p.relation == "on" else "in"
+        return state.placed.get(p.object) == (rel, p.target)
     if isinstance(p, And):
         return all(symbolic_holds(i, state) for i in p.items)
     if isinstance(p, Or):
