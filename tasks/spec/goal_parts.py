@@ -26,6 +26,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from simjudge.envs.success import TARGET_TOLERANCE, JointChange, in_interval
+
 __all__ = ["UNCHANGED_TOLERANCE", "StartCondition", "UnchangedPart"]
 
 UNCHANGED_TOLERANCE = 0.1
@@ -67,9 +69,18 @@ class UnchangedPart(_Strict):
 
     def holds(self, initial: float, final: float, maximum: float) -> bool:
         """Whether the part stayed put: final (spring: largest) within tolerance of the start."""
-        if self.spring:
-            return maximum - initial <= self.tolerance + 1e-9
-        return abs(final - initial) <= self.tolerance + 1e-9
+        if self.spring:  # never pressed past the tolerance: only the upper end counts
+            return in_interval(maximum - initial, None, self.tolerance, TARGET_TOLERANCE)
+        return self.success_predicate().contains_change(initial, final)
+
+    def success_predicate(self) -> JointChange:
+        """Ended within ``tolerance`` of its start: a change in ``[-tolerance, tolerance]``.
+
+        The shared predicate (:class:`~simjudge.envs.success.JointChange`); a spring joint
+        is judged on the episode's largest fraction instead (:meth:`holds`).
+        """
+        return JointChange(self.object, self.joint, -self.tolerance, self.tolerance, "open",
+                           tolerance=TARGET_TOLERANCE)
 
     def describe(self) -> str:
         """One line for a prompt, a report or the goal card."""

@@ -138,3 +138,16 @@ def test_one_definition_serves_the_three_layers():
     assert isinstance(both.env_goal().success_predicate(), AllOf)
     link = PlaceGoal(object="Cube", target=CAB, target_link="link_0").success_predicate()
     assert link.items[0] == Placed("Cube", CAB, "in", target_link="link_0")
+
+
+def test_unchanged_parts_are_a_joint_change():
+    """``unchanged``'s test is the shared JointChange (``|final - initial| <= tolerance``)."""
+    from simjudge.envs.success import JointChange
+    from simjudge.tasks.spec.goal_parts import UnchangedPart
+
+    part = UnchangedPart(object=CAB, joint="joint_0", tolerance=0.1)
+    assert isinstance(part.success_predicate(), JointChange)
+    rng = np.random.default_rng(2)
+    for initial, final in rng.uniform(0.0, 1.0, (500, 2)):
+        assert part.holds(initial, final, max(initial, final)) == (
+            abs(final - initial) <= 0.1 + 1e-9)
