@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from pathlib import Path
+from types import ModuleType
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "learned_judges_pulse.py"
+from tests.bench_modules import load_bench
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("learned_judges_pulse_bench", BENCH)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _bench() -> ModuleType:
+    return load_bench("learned_judges_pulse")
 
 
 def test_weights_sha256_are_the_shipped_files() -> None:

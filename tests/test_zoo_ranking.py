@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from simjudge.pipelines.arena import oracle_cell
+from tests.bench_modules import load_bench
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "zoo_ranking.py"
 
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("zoo_ranking_bench", BENCH)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _bench() -> ModuleType:
+    return load_bench("zoo_ranking")
 
 
 def test_kendall_tau_known_rankings() -> None:

@@ -10,7 +10,6 @@ the training time. ``bc:PATH`` then loads the policy.
 from __future__ import annotations
 
 import platform
-import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from simjudge.policies.bc import ROBOT_STATE_DIM, build_network, save_bc
-from simjudge.tasks.spec.config import option
+from simjudge.tasks.spec.config import command_line, option
 
 from .lerobot_format import DemoFormatError
 from .load import load_demos
@@ -58,16 +57,8 @@ class TrainBCConfig:
 
 def _command(config: TrainBCConfig) -> str:
     """The command line that trains ``config`` (options at their defaults left out)."""
-    import dataclasses
-
-    args = ["simjudge", "policies", "train-bc"]
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        always = f.name in ("demos", "kind", "episodes", "task", "out")
-        if value is None or (not always and value == f.default):
-            continue
-        args += [f"--{f.name.replace('_', '-')}", str(value)]
-    return shlex.join(args)
+    return command_line(["simjudge", "policies", "train-bc"], config,
+                        always=("demos", "kind", "episodes", "task", "out"))
 
 
 def train_bc(config: TrainBCConfig) -> dict[str, Any]:

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import json
 import platform
-import shlex
 import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from simjudge.tasks.spec.config import option
+from simjudge.tasks.spec.config import command_line, option
 
 from .base import PolicyError
 
@@ -72,16 +71,8 @@ class TrainSB3Config:
 
 def _command(config: TrainSB3Config) -> str:
     """The command line that trains ``config`` (options at their defaults left out)."""
-    import dataclasses
-
-    args = ["simjudge", "policies", "train-sb3"]
-    for f in dataclasses.fields(config):
-        value = getattr(config, f.name)
-        always = f.name in ("task", "algo", "steps", "seed", "out")
-        if value is None or (not always and value == f.default):
-            continue
-        args += [f"--{f.name.replace('_', '-')}", str(value)]
-    return shlex.join(args)
+    return command_line(["simjudge", "policies", "train-sb3"], config,
+                        always=("task", "algo", "steps", "seed", "out"))
 
 
 def _make_env(config: TrainSB3Config) -> Any:

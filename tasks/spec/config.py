@@ -39,9 +39,10 @@ import dataclasses
 import difflib
 import inspect
 import re
+import shlex
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -52,6 +53,7 @@ __all__ = [
     "CLI_METADATA",
     "ConfigError",
     "ConfigField",
+    "command_line",
     "config_fields",
     "config_from_dict",
     "config_to_dict",
@@ -383,6 +385,30 @@ def load_config(cls: type, path: str | Path, **overrides: Any) -> Any:
     """
     data = {**read_config_file(path, cls), **overrides}
     return config_from_dict(cls, data, source=str(path))
+
+
+def command_line(command: Sequence[str], config: Any, always: Sequence[str] = ()) -> str:
+    """The shell command that runs ``command`` with ``config`` (provenance of trained weights).
+
+    Fields at their default are left out, except those named in ``always``; None is left out.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Train:
+        ...     task: str = "OpenDrawer-v0"
+        ...     batch_size: int = 256
+        ...     seed: int = 0
+        >>> command_line(["simjudge", "train"], Train(batch_size=64), always=("task",))
+        'simjudge train --task OpenDrawer-v0 --batch-size 64'
+    """
+    args = list(command)
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if value is None or (f.name not in always and value == f.default):
+            continue
+        args += [f"--{f.name.replace('_', '-')}", str(value)]
+    return shlex.join(args)
 
 
 def config_to_dict(config: Any) -> dict[str, Any]:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.bench_modules import load_bench
+
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "sac_subtask.py"
-    spec = importlib.util.spec_from_file_location("sac_subtask_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("sac_subtask")
 
 
 def _row(reward: str, seed: int, steps: int | None) -> dict:

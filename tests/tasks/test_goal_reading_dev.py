@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+from types import ModuleType
+
+from tests.bench_modules import load_bench
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "goal_reading.py"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("goal_reading_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _bench() -> ModuleType:
+    return load_bench("goal_reading")
 
 
 def test_dev_precision_and_coverage_per_class():
